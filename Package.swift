@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Roost",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "roost", targets: ["roost"]),
+        .library(name: "RoostServer", targets: ["RoostServer"]),
+    ],
+    targets: [
+        // C libraries from Debian's packages, one systemLibrary each.
+        .systemLibrary(
+            name: "CLibEvent",
+            pkgConfig: "libevent_pthreads",
+            providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+
+        // Pure Swift layers, bottom up.
+        .target(name: "RoostJSON"),
+        .target(name: "RoostHTTP", dependencies: ["CLibEvent"]),
+        .target(name: "RoostStore", dependencies: ["CSQLite", "RoostJSON"]),
+        .target(name: "RoostCore", dependencies: ["RoostStore", "RoostJSON", "CSodium"]),
+        .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostJSON"]),
+        .executableTarget(name: "roost", dependencies: ["RoostServer"]),
+
+        .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
+        .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP"]),
+        .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore"]),
+        .testTarget(name: "RoostServerTests", dependencies: ["RoostServer", "RoostHTTP"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,174 @@
+import CLibEvent
+import Dispatch
+
+/// One client connection: reads requests, hands each to the responder, writes the reply.
+///
+/// Requests on a connection are answered in order, one at a time; while a handler runs the
+/// connection stops reading, which bounds the memory a pipelining client can use.
+// @unchecked Sendable: every property is used on the owning loop's thread only; handler tasks
+// come back through `loop.execute`.
+final class Connection: @unchecked Sendable {
+    private unowned let loop: EventLoop
+    private var bev: OpaquePointer?
+    private var parser: RequestParser
+    private let remoteAddress: String
+    private var handling = false
+    private var closeAfterWrite = false
+    private var waitingSince: UInt64
+    private var firstByteAt: UInt64?
+
+    init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
+        guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else { return nil }
+        self.bev = bev
+        self.loop = loop
+        self.remoteAddress = remoteAddress
+        self.parser = RequestParser(limits: loop.server.configuration.limits)
+        self.waitingSince = DispatchTime.now().uptimeNanoseconds
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        bufferevent_setcb(
+            bev,
+            { _, context in Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().readable() },
+            { _, context in Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().drained() },
+            { _, events, context in Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().failed(events) },
+            context)
+        var writeTimeout = timeval(tv_sec: loop.server.configuration.writeTimeout, tv_usec: 0)
+        bufferevent_set_timeouts(bev, nil, &writeTimeout)
+        bufferevent_enable(bev, roost_ev_read() | roost_ev_write())
+    }
+
+    /// Whether the connection waits for a request with none of it received.
+    var isIdle: Bool { !handling && parser.isIdle && !closeAfterWrite }
+
+    func close() {
+        guard let bev else { return }
+        bufferevent_free(bev)
+        self.bev = nil
+        loop.remove(self)
+    }
+
+    /// Closes connections that idle too long or send a request too slowly.
+    func checkDeadline(now: UInt64) {
+        guard bev != nil, !handling, !closeAfterWrite else { return }
+        let configuration = loop.server.configuration
+        if let firstByteAt {
+            if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
+                sendError(HTTPProtocolError(status: 408, code: "request_timeout", message: "The request was not received in time; send it again."))
+            }
+        } else if now - waitingSince > UInt64(configuration.idleTimeout) * 1_000_000_000 {
+            close()
+        }
+    }
+
+    private func readable() {
+        guard let bev, let input = bufferevent_get_input(bev) else { return }
+        let length = evbuffer_get_length(input)
+        guard length > 0 else { return }
+        if firstByteAt == nil { firstByteAt = DispatchTime.now().uptimeNanoseconds }
+        if let bytes = evbuffer_pullup(input, -1) {
+            parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
+        }
+        evbuffer_drain(input, length)
+        if !handling { processBuffered() }
+    }
+
+    private func processBuffered() {
+        guard bev != nil, !handling, !closeAfterWrite else { return }
+        switch parser.next() {
+        case .needMore(let sendContinue):
+            if parser.isIdle { firstByteAt = nil }
+            if sendContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
+        case .failure(let error):
+            sendError(error)
+        case .request(let head, let body):
+            dispatch(head, body: body)
+        }
+    }
+
+    private func dispatch(_ head: RequestHead, body: [UInt8]) {
+        handling = true
+        bufferevent_disable(bev, roost_ev_read())
+        let started = DispatchTime.now().uptimeNanoseconds
+        let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
+        let request = Request(
+            method: HTTPMethod(rawValue: head.method), target: head.target, headers: headers, body: body,
+            remoteAddress: remoteAddress)
+        let keepAlive = head.keepAlive
+        let responder = loop.server.responder
+        let loop = self.loop
+        Task {
+            let response = await responder.respond(to: request)
+            loop.execute { [self] in
+                finish(request, response, keepAlive: keepAlive, started: started)
+            }
+        }
+    }
+
+    private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
+        handling = false
+        guard bev != nil else { return }
+        let keepOpen = keepAlive && !loop.isDraining && !response.headers.contains("Connection")
+        let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
+        write(bytes)
+        let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
+        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: elapsed)
+        if keepOpen {
+            waitingSince = DispatchTime.now().uptimeNanoseconds
+            firstByteAt = parser.isIdle ? nil : waitingSince
+            bufferevent_enable(bev, roost_ev_read())
+            processBuffered()
+        } else {
+            closeAfterWrite = true
+        }
+    }
+
+    private func sendError(_ error: HTTPProtocolError) {
+        guard bev != nil, !closeAfterWrite else { return }
+        var response = loop.server.configuration.errorBody(error)
+        response.headers.set("Connection", "close")
+        let bytes = serialize(response, omitBody: false, keepAlive: false)
+        write(bytes)
+        closeAfterWrite = true
+        bufferevent_disable(bev, roost_ev_read())
+        let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
+        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: 0)
+    }
+
+    private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
+        var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
+        for field in response.headers where !field.name.caseInsensitiveEquals("content-length") {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        if response.status != 204 && response.status != 304 && !(100..<200).contains(response.status) {
+            head += "Content-Length: \(response.body.count)\r\n"
+        }
+        head += "Date: \(loop.dateCache.current)\r\n"
+        if !keepAlive && !response.headers.contains("Connection") { head += "Connection: close\r\n" }
+        head += "\r\n"
+        var bytes = Array(head.utf8)
+        if !omitBody && response.status != 204 && response.status != 304 {
+            bytes.append(contentsOf: response.body)
+        }
+        return bytes
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        guard let bev else { return }
+        bytes.withUnsafeBytes { _ = bufferevent_write(bev, $0.baseAddress, $0.count) }
+    }
+
+    private func drained() {
+        if closeAfterWrite { close() }
+    }
+
+    private func failed(_ events: Int16) {
+        // A client that half-closes after its request still gets the reply it is owed.
+        if events & roost_bev_event_eof() != 0, let bev, let output = bufferevent_get_output(bev),
+            evbuffer_get_length(output) > 0
+        {
+            closeAfterWrite = true
+            bufferevent_disable(bev, roost_ev_read())
+            return
+        }
+        close()
+    }
+}

@@ -1,0 +1,164 @@
+import CLibEvent
+import Foundation
+import Synchronization
+
+/// One libevent `event_base` running on its own thread.
+///
+/// Connections belong to exactly one loop and are touched only on its thread; other threads reach
+/// the loop through ``execute(_:)``, which queues a job and wakes the loop.
+// @unchecked Sendable: the C handles and `connections` are only used on the loop's own thread;
+// the job queue that other threads use is a Mutex.
+final class EventLoop: @unchecked Sendable {
+    let base: OpaquePointer
+    let index: Int
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private var wakeEvent: OpaquePointer?
+    private var tickEvent: OpaquePointer?
+    private var listener: OpaquePointer?
+    private let finished = DispatchSemaphore(value: 0)
+    var connections: [ObjectIdentifier: Connection] = [:]
+    var isDraining = false
+    unowned let server: HTTPServer
+    let dateCache = HTTPDateCache()
+
+    init(index: Int, server: HTTPServer) throws {
+        guard let base = event_base_new() else {
+            throw HTTPServerError(message: "could not create an event loop")
+        }
+        self.base = base
+        self.index = index
+        self.server = server
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        wakeEvent = event_new(base, -1, roost_ev_persist(), { _, _, context in
+            Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().runJobs()
+        }, context)
+        tickEvent = event_new(base, -1, roost_ev_persist(), { _, _, context in
+            Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().tick()
+        }, context)
+        var second = timeval(tv_sec: 1, tv_usec: 0)
+        event_add(tickEvent, &second)
+    }
+
+    deinit {
+        if let listener { evconnlistener_free(listener) }
+        if let wakeEvent { event_free(wakeEvent) }
+        if let tickEvent { event_free(tickEvent) }
+        event_base_free(base)
+    }
+
+    /// Starts accepting on a listening socket shared with the other loops.
+    func listen(on socket: Int32) throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        listener = evconnlistener_new(base, { _, fd, address, _, context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue()
+            loop.accept(fd, address: address)
+        }, context, roost_lev_opt_close_on_exec(), 0, socket)
+        guard listener != nil else { throw HTTPServerError(message: "could not listen on the socket") }
+    }
+
+    /// Runs the loop on a new thread until ``stop()``.
+    func start() {
+        let thread = Thread { [self] in
+            event_base_loop(base, 0)
+            finished.signal()
+        }
+        thread.name = "roost-loop-\(index)"
+        thread.start()
+    }
+
+    /// Queues a job to run on the loop thread; safe from any thread.
+    func execute(_ job: @escaping @Sendable () -> Void) {
+        let wasEmpty = jobs.withLock { queue in
+            queue.append(job)
+            return queue.count == 1
+        }
+        if wasEmpty { event_active(wakeEvent, Int32(roost_ev_read()), 0) }
+    }
+
+    /// Ends the loop and waits for its thread to finish.
+    func stop() {
+        execute { [self] in event_base_loopbreak(self.base) }
+        finished.wait()
+    }
+
+    /// Stops accepting and closes idle connections; busy ones close after their response.
+    func beginDraining() {
+        execute { [self] in
+            isDraining = true
+            if let listener { evconnlistener_disable(listener) }
+            for connection in connections.values where connection.isIdle { connection.close() }
+        }
+    }
+
+    private func runJobs() {
+        let batch = jobs.withLock { queue in
+            let taken = queue
+            queue.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for job in batch { job() }
+    }
+
+    private func accept(_ fd: Int32, address: UnsafeMutablePointer<sockaddr>?) {
+        if isDraining {
+            close(fd)
+            return
+        }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard let connection = Connection(fd: fd, remoteAddress: Self.describe(address), loop: self) else {
+            close(fd)
+            return
+        }
+        connections[ObjectIdentifier(connection)] = connection
+        server.metrics.connectionOpened()
+    }
+
+    func remove(_ connection: Connection) {
+        if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            server.metrics.connectionClosed()
+        }
+    }
+
+    private func tick() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        for connection in Array(connections.values) { connection.checkDeadline(now: now) }
+    }
+
+    private static func describe(_ address: UnsafeMutablePointer<sockaddr>?) -> String {
+        guard let address else { return "-" }
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let length = socklen_t(
+            address.pointee.sa_family == sa_family_t(AF_INET6)
+                ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
+            return "-"
+        }
+        return String(decoding: host.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Formats the `Date` header once a second instead of once a request.
+final class HTTPDateCache {
+    private var second: time_t = 0
+    private var cached = ""
+
+    var current: String {
+        var now = time(nil)
+        if now != second {
+            second = now
+            var parts = tm()
+            gmtime_r(&now, &parts)
+            var buffer = [CChar](repeating: 0, count: 64)
+            let length = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
+            cached = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return cached
+    }
+}
+
+/// The server could not start or run.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}

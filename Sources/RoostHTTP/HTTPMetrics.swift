@@ -1,0 +1,89 @@
+import Synchronization
+
+/// Counters for the Prometheus `/metrics` endpoint: requests by route and status, a latency
+/// histogram per route, and open connections.
+public final class HTTPMetrics: Sendable {
+    /// Histogram bucket bounds in seconds.
+    public static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    private struct RouteStatus: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    private struct Histogram {
+        var buckets = [UInt64](repeating: 0, count: HTTPMetrics.bucketBounds.count)
+        var count: UInt64 = 0
+        var sum: Double = 0
+    }
+
+    private struct Counters {
+        var requests: [RouteStatus: UInt64] = [:]
+        var latency: [String: Histogram] = [:]
+    }
+
+    private let counters = Mutex(Counters())
+    private let connections = Atomic<Int>(0)
+    private let connectionsTotal = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Connections open right now.
+    public var openConnections: Int { connections.load(ordering: .relaxed) }
+
+    func connectionOpened() {
+        connections.add(1, ordering: .relaxed)
+        connectionsTotal.add(1, ordering: .relaxed)
+    }
+
+    func connectionClosed() { connections.subtract(1, ordering: .relaxed) }
+
+    func record(route: String, status: Int, microseconds: UInt64) {
+        let seconds = Double(microseconds) / 1_000_000
+        counters.withLock { counters in
+            counters.requests[RouteStatus(route: route, status: status), default: 0] += 1
+            var histogram = counters.latency[route] ?? Histogram()
+            if let bucket = Self.bucketBounds.firstIndex(where: { seconds <= $0 }) {
+                histogram.buckets[bucket] += 1
+            }
+            histogram.count += 1
+            histogram.sum += seconds
+            counters.latency[route] = histogram
+        }
+    }
+
+    /// The metrics in the Prometheus text exposition format.
+    public func render() -> String {
+        let snapshot = counters.withLock { $0 }
+        var lines: [String] = []
+        lines.append("# HELP roost_http_requests_total HTTP requests answered, by route and status.")
+        lines.append("# TYPE roost_http_requests_total counter")
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
+            lines.append("roost_http_requests_total{route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(count)")
+        }
+        lines.append("# HELP roost_http_request_duration_seconds Time from a whole request received to its reply queued.")
+        lines.append("# TYPE roost_http_request_duration_seconds histogram")
+        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+            let label = Self.escape(route)
+            var cumulative: UInt64 = 0
+            for (bound, count) in zip(Self.bucketBounds, histogram.buckets) {
+                cumulative += count
+                lines.append("roost_http_request_duration_seconds_bucket{route=\"\(label)\",le=\"\(bound)\"} \(cumulative)")
+            }
+            lines.append("roost_http_request_duration_seconds_bucket{route=\"\(label)\",le=\"+Inf\"} \(histogram.count)")
+            lines.append("roost_http_request_duration_seconds_sum{route=\"\(label)\"} \(histogram.sum)")
+            lines.append("roost_http_request_duration_seconds_count{route=\"\(label)\"} \(histogram.count)")
+        }
+        lines.append("# HELP roost_http_open_connections Client connections open now.")
+        lines.append("# TYPE roost_http_open_connections gauge")
+        lines.append("roost_http_open_connections \(openConnections)")
+        lines.append("# HELP roost_http_connections_total Client connections accepted since start.")
+        lines.append("# TYPE roost_http_connections_total counter")
+        lines.append("roost_http_connections_total \(connectionsTotal.load(ordering: .relaxed))")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func escape(_ label: String) -> String {
+        label.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}

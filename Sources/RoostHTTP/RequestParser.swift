@@ -1,0 +1,351 @@
+/// The parsed start line and header fields of a request.
+public struct RequestHead: Sendable, Equatable {
+    public var method: String
+    public var target: String
+    public var minorVersion: Int
+    public var headers: [HTTPHeaderField]
+    /// Whether the connection may carry another request after this one.
+    public var keepAlive: Bool
+}
+
+/// One header field, as received.
+public struct HTTPHeaderField: Sendable, Equatable {
+    public var name: String
+    public var value: String
+}
+
+/// Bounds on what one request may use; each breach has its own status.
+public struct RequestLimits: Sendable {
+    /// Bytes from the request line to the blank line: 431 beyond.
+    public var maxHeaderBytes: Int
+    /// Header fields per request: 431 beyond.
+    public var maxHeaderCount: Int
+    /// Body bytes after de-chunking: 413 beyond.
+    public var maxBodyBytes: Int
+
+    public init(maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 10 * 1024 * 1024) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// An incremental HTTP/1.1 request parser: a value-type state machine that tests drive without I/O.
+///
+/// Feed it bytes with ``append(_:)`` and call ``next()`` until it needs more. It refuses what could
+/// smuggle requests (both `Content-Length` and `Transfer-Encoding`, conflicting lengths, folded
+/// headers) and enforces ``RequestLimits``.
+public struct RequestParser: Sendable {
+    /// What the parser has to say after new bytes arrived.
+    public enum Event: Sendable, Equatable {
+        /// Not enough bytes yet; `sendContinue` asks the caller to send `100 Continue` now.
+        case needMore(sendContinue: Bool)
+        /// A whole request.
+        case request(RequestHead, body: [UInt8])
+        /// The request is malformed or over a limit; answer and close.
+        case failure(HTTPProtocolError)
+    }
+
+    private enum State: Sendable {
+        case head
+        case fixedBody(RequestHead, remaining: Int)
+        case chunkSize(RequestHead)
+        case chunkData(RequestHead, remaining: Int)
+        case chunkDataEnd(RequestHead)
+        case trailers(RequestHead)
+        case failed
+    }
+
+    public let limits: RequestLimits
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var scanned = 0
+    private var state: State = .head
+    private var body: [UInt8] = []
+    private var continuePending = false
+
+    public init(limits: RequestLimits) {
+        self.limits = limits
+    }
+
+    /// Whether no byte of a next request has arrived.
+    public var isIdle: Bool {
+        if case .head = state { return position == buffer.count }
+        return false
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if position > 0 && position == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            position = 0
+            scanned = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// Advances as far as the buffered bytes allow.
+    public mutating func next() -> Event {
+        while true {
+            switch state {
+            case .failed:
+                return .needMore(sendContinue: false)
+            case .head:
+                guard let end = findHeadEnd() else {
+                    if buffer.count - position > limits.maxHeaderBytes {
+                        return fail(431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes.")
+                    }
+                    return .needMore(sendContinue: false)
+                }
+                if end - position > limits.maxHeaderBytes {
+                    return fail(431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes.")
+                }
+                let head: RequestHead
+                let framing: Framing
+                switch parseHead(buffer[position..<end]) {
+                case .success(let parsed): (head, framing) = parsed
+                case .failure(let error): return fail(error)
+                }
+                position = end + 4
+                scanned = position
+                body = []
+                switch framing {
+                case .none: return finish(head)
+                case .length(let length):
+                    if length > limits.maxBodyBytes { return tooLarge() }
+                    if length == 0 { return finish(head) }
+                    body.reserveCapacity(length)
+                    state = .fixedBody(head, remaining: length)
+                case .chunked:
+                    state = .chunkSize(head)
+                }
+                continuePending = head.headers.contains {
+                    $0.name.caseInsensitiveEquals("expect") && $0.value.caseInsensitiveEquals("100-continue")
+                }
+            case .fixedBody(let head, let remaining):
+                let available = min(remaining, buffer.count - position)
+                body.append(contentsOf: buffer[position..<position + available])
+                position += available
+                if available == remaining { return finish(head) }
+                state = .fixedBody(head, remaining: remaining - available)
+                return needMore()
+            case .chunkSize(let head):
+                guard let lineEnd = findCRLF() else {
+                    if buffer.count - position > 1024 { return fail(400, "invalid_chunk", "A chunk size line is too long.") }
+                    return needMore()
+                }
+                let line = buffer[position..<lineEnd]
+                let sizeText = line.prefix(while: { $0 != UInt8(ascii: ";") })
+                guard !sizeText.isEmpty, sizeText.count <= 8,
+                    let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16)
+                else { return fail(400, "invalid_chunk", "A chunk size is not a hexadecimal number.") }
+                position = lineEnd + 2
+                if size == 0 {
+                    state = .trailers(head)
+                } else {
+                    if body.count + size > limits.maxBodyBytes { return tooLarge() }
+                    state = .chunkData(head, remaining: size)
+                }
+            case .chunkData(let head, let remaining):
+                let available = min(remaining, buffer.count - position)
+                body.append(contentsOf: buffer[position..<position + available])
+                position += available
+                if available < remaining {
+                    state = .chunkData(head, remaining: remaining - available)
+                    return needMore()
+                }
+                state = .chunkDataEnd(head)
+            case .chunkDataEnd(let head):
+                guard buffer.count - position >= 2 else { return needMore() }
+                guard buffer[position] == 13, buffer[position + 1] == 10 else {
+                    return fail(400, "invalid_chunk", "A chunk is longer than its declared size.")
+                }
+                position += 2
+                state = .chunkSize(head)
+            case .trailers(let head):
+                guard let lineEnd = findCRLF() else {
+                    if buffer.count - position > limits.maxHeaderBytes { return fail(431, "headers_too_large", "The trailers are too large.") }
+                    return needMore()
+                }
+                let empty = lineEnd == position
+                position = lineEnd + 2
+                if empty { return finish(head) }
+            }
+        }
+    }
+
+    private mutating func needMore() -> Event {
+        let send = continuePending
+        continuePending = false
+        return .needMore(sendContinue: send)
+    }
+
+    private mutating func finish(_ head: RequestHead) -> Event {
+        state = .head
+        continuePending = false
+        let completed = body
+        body = []
+        if position == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+            position = 0
+        }
+        scanned = position
+        return .request(head, body: completed)
+    }
+
+    private mutating func tooLarge() -> Event {
+        fail(413, "body_too_large", "The request body exceeds the limit of \(limits.maxBodyBytes) bytes.")
+    }
+
+    private mutating func fail(_ status: Int, _ code: String, _ message: String) -> Event {
+        fail(HTTPProtocolError(status: status, code: code, message: message))
+    }
+
+    private mutating func fail(_ error: HTTPProtocolError) -> Event {
+        state = .failed
+        return .failure(error)
+    }
+
+    private mutating func findHeadEnd() -> Int? {
+        var index = max(scanned, position)
+        while index + 3 < buffer.count {
+            if buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+                return index
+            }
+            index += 1
+        }
+        scanned = max(position, buffer.count - 3)
+        return nil
+    }
+
+    private func findCRLF() -> Int? {
+        var index = position
+        while index + 1 < buffer.count {
+            if buffer[index] == 13 && buffer[index + 1] == 10 { return index }
+            index += 1
+        }
+        return nil
+    }
+}
+
+enum Framing: Equatable {
+    case none
+    case length(Int)
+    case chunked
+}
+
+extension RequestParser {
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    private func parseHead(_ bytes: ArraySlice<UInt8>) -> Result<(RequestHead, Framing), HTTPProtocolError> {
+        func bad(_ message: String) -> Result<(RequestHead, Framing), HTTPProtocolError> {
+            .failure(HTTPProtocolError(status: 400, code: "bad_request", message: message))
+        }
+        var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map { line in
+            line.last == 13 ? line.dropLast() : line
+        }
+        // A few empty lines before the request line are allowed (RFC 9112 section 2.2).
+        while let first = lines.first, first.isEmpty { lines.removeFirst() }
+        guard let requestLine = lines.first else { return bad("The request line is missing.") }
+        let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte), !parts[1].isEmpty else {
+            return bad("The request line must be 'METHOD /path HTTP/1.1'.")
+        }
+        let version = String(decoding: parts[2], as: UTF8.self)
+        let minor: Int
+        switch version {
+        case "HTTP/1.1": minor = 1
+        case "HTTP/1.0": minor = 0
+        default:
+            return .failure(HTTPProtocolError(status: 505, code: "http_version_not_supported", message: "Only HTTP/1.0 and HTTP/1.1 are supported."))
+        }
+        guard parts[1].first == UInt8(ascii: "/") || (parts[1].count == 1 && parts[1].first == UInt8(ascii: "*")),
+            parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return bad("The request target must be a path starting with '/'.") }
+
+        var fields: [HTTPHeaderField] = []
+        for line in lines.dropFirst() {
+            guard let first = line.first else { continue }
+            if first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+                return bad("Folded header lines are not allowed.")
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
+                line[line.startIndex..<colon].allSatisfy(Self.isTokenByte)
+            else { return bad("A header line is malformed.") }
+            let rawValue = line[(colon + 1)...]
+            guard rawValue.allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                return bad("A header value contains a control character.")
+            }
+            let trimmed = rawValue.drop(while: { $0 == 32 || $0 == 9 }).reversed().drop(while: { $0 == 32 || $0 == 9 })
+            fields.append(
+                HTTPHeaderField(
+                    name: String(decoding: line[line.startIndex..<colon], as: UTF8.self),
+                    value: String(decoding: trimmed.reversed(), as: UTF8.self)))
+            if fields.count > limits.maxHeaderCount {
+                return .failure(HTTPProtocolError(status: 431, code: "headers_too_large", message: "The request has more than \(limits.maxHeaderCount) header fields."))
+            }
+        }
+
+        var framing = Framing.none
+        var connectionTokens: [Substring] = []
+        var hasHost = false
+        for field in fields {
+            if field.name.caseInsensitiveEquals("content-length") {
+                guard !field.value.isEmpty, field.value.utf8.count <= 15, field.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                    let length = Int(field.value)
+                else { return bad("Content-Length must be a decimal number.") }
+                switch framing {
+                case .none: framing = .length(length)
+                case .length(let previous) where previous == length: break
+                default: return bad("The request has conflicting body lengths.")
+                }
+            } else if field.name.caseInsensitiveEquals("transfer-encoding") {
+                guard field.value.caseInsensitiveEquals("chunked") else {
+                    return .failure(HTTPProtocolError(status: 501, code: "not_implemented", message: "Only the 'chunked' transfer coding is supported."))
+                }
+                if framing == .chunked { return bad("Transfer-Encoding is repeated.") }
+                framing = .chunked
+            } else if field.name.caseInsensitiveEquals("connection") {
+                connectionTokens += field.value.split(separator: ",").map { $0.trimmingSpaces() }
+            } else if field.name.caseInsensitiveEquals("host") {
+                hasHost = true
+            }
+        }
+        let lengthCount = fields.filter { $0.name.caseInsensitiveEquals("content-length") }.count
+        if framing == .chunked && lengthCount > 0 {
+            return bad("A request may not carry both Content-Length and Transfer-Encoding.")
+        }
+        if minor == 1 && !hasHost { return bad("HTTP/1.1 requests must carry a Host header.") }
+        let keepAlive: Bool
+        if minor == 1 {
+            keepAlive = !connectionTokens.contains { String($0).caseInsensitiveEquals("close") }
+        } else {
+            keepAlive = connectionTokens.contains { String($0).caseInsensitiveEquals("keep-alive") }
+        }
+        let head = RequestHead(
+            method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self),
+            minorVersion: minor, headers: fields, keepAlive: keepAlive)
+        return .success((head, framing))
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> Substring {
+        var result = self
+        while result.first == " " || result.first == "\t" { result.removeFirst() }
+        while result.last == " " || result.last == "\t" { result.removeLast() }
+        return result
+    }
+}

@@ -1,0 +1,155 @@
+import CSQLite
+import Foundation
+
+/// A failure reported by SQLite. Its description holds SQLite's message but never bound values.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// SQLite's primary or extended result code.
+    public let code: Int32
+    public let message: String
+
+    /// Whether a UNIQUE or PRIMARY KEY constraint failed.
+    public var isUniqueViolation: Bool {
+        code == roost_sqlite_constraint_unique() || code == roost_sqlite_constraint_primarykey()
+    }
+
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One SQLite connection with a cache of prepared statements.
+///
+/// Not thread-safe: the database hands each connection to one thread at a time.
+// @unchecked Sendable: a connection moves between threads (pool checkout, the writer thread)
+// but is never used by two at once; SQLiteDatabase guarantees that.
+public final class SQLiteConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens (creating if needed) the database at `path`.
+    public init(path: String, readOnly: Bool = false) throws {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw SQLiteError(code: status, message: "cannot open \(path): \(message)")
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 5000)
+        if readOnly { try execute("PRAGMA query_only = ON") }
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that take no parameters.
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if status != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: status, message: message)
+        }
+    }
+
+    /// Runs a statement and returns nothing; for INSERT, UPDATE, DELETE.
+    @discardableResult
+    public func run(_ sql: SQL) throws -> Int {
+        try withStatement(sql) { statement in
+            let status = sqlite3_step(statement)
+            guard status == SQLITE_DONE || status == SQLITE_ROW else { throw self.error(status) }
+            return Int(sqlite3_changes(self.handle))
+        }
+    }
+
+    /// Runs a query and maps each row.
+    public func query<T>(_ sql: SQL, _ map: (Row) throws -> T) throws -> [T] {
+        try withStatement(sql) { statement in
+            var results: [T] = []
+            while true {
+                let status = sqlite3_step(statement)
+                if status == SQLITE_DONE { return results }
+                guard status == SQLITE_ROW else { throw self.error(status) }
+                results.append(try map(Row(statement: statement)))
+            }
+        }
+    }
+
+    /// The first row of a query, mapped, or nil.
+    public func first<T>(_ sql: SQL, _ map: (Row) throws -> T) throws -> T? {
+        try withStatement(sql) { statement in
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { return nil }
+            guard status == SQLITE_ROW else { throw self.error(status) }
+            return try map(Row(statement: statement))
+        }
+    }
+
+    private func withStatement<T>(_ sql: SQL, _ body: (OpaquePointer) throws -> T) throws -> T {
+        let statement = try prepared(sql.text)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (offset, argument) in sql.arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch argument {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
+            case .real(let value): status = sqlite3_bind_double(statement, index, value)
+            case .text(let value): status = sqlite3_bind_text(statement, index, value, -1, roost_sqlite_transient())
+            case .blob(let value):
+                status = value.withUnsafeBytes {
+                    sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), roost_sqlite_transient())
+                }
+            }
+            guard status == SQLITE_OK else { throw error(status) }
+        }
+        return try body(statement)
+    }
+
+    private func prepared(_ text: String) throws -> OpaquePointer {
+        if let cached = statements[text] { return cached }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error(status) }
+        if statements.count > 256 {
+            for old in statements.values { sqlite3_finalize(old) }
+            statements.removeAll()
+        }
+        statements[text] = statement
+        return statement
+    }
+
+    private func error(_ status: Int32) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+    }
+}
+
+/// A result row, valid only inside the mapping closure.
+public struct Row {
+    let statement: OpaquePointer
+
+    /// The column as an integer; 0 for NULL.
+    public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    /// The column as text, or nil for NULL.
+    public func text(_ column: Int32) -> String? {
+        guard sqlite3_column_type(statement, column) != SQLITE_NULL, let bytes = sqlite3_column_text(statement, column)
+        else { return nil }
+        return String(cString: bytes)
+    }
+
+    /// The column's bytes (text or blob) without decoding them.
+    public func bytes(_ column: Int32) -> [UInt8] {
+        guard let pointer = sqlite3_column_blob(statement, column) else { return [] }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// Whether the column is NULL.
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+
+/// How hard SQLite works to keep a commit through a power cut.
+public enum Durability: String, Sendable, CaseIterable {
+    /// WAL with `synchronous=NORMAL`: survives any process crash; a power cut may lose the last commits.
+    case normal
+    /// WAL with `synchronous=FULL`: every acknowledged commit survives a power cut too.
+    case full
+}
+
+/// A SQLite database in WAL mode: one writer thread that group-commits, and a pool of readers.
+///
+/// Writes queue up and the writer runs as many as are waiting in one transaction, each inside its
+/// own savepoint, so one failing write does not undo the others. A write is acknowledged only
+/// after its transaction commits.
+// @unchecked Sendable: readers are handed out under the `idleReaders` mutex, and the writer
+// connection is used only on the writer thread.
+public final class SQLiteDatabase: @unchecked Sendable {
+    private final class WriteJob: @unchecked Sendable {
+        // @unchecked: created on one thread, run and completed on the writer thread only.
+        let run: (SQLiteConnection) -> Void
+        let complete: ((any Error)?) -> Void
+        init(run: @escaping (SQLiteConnection) -> Void, complete: @escaping ((any Error)?) -> Void) {
+            self.run = run
+            self.complete = complete
+        }
+    }
+
+    public let path: String
+    private let writer: SQLiteConnection
+    private final class WriteQueue: Sendable {
+        let jobs = Mutex<[WriteJob]>([])
+        let wake = DispatchSemaphore(value: 0)
+    }
+
+    private let queue = WriteQueue()
+    private let idleReaders = Mutex<[SQLiteConnection]>([])
+    private let maximumIdleReaders = 8
+    private static let maximumBatch = 256
+
+    /// Opens the database file, switches it to WAL and applies `migrations` that are not yet applied.
+    public init(path: String, durability: Durability = .normal, migrations: [Migration]) throws {
+        self.path = path
+        writer = try SQLiteConnection(path: path)
+        try writer.execute("PRAGMA journal_mode = WAL")
+        try writer.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        try writer.execute("PRAGMA foreign_keys = ON")
+        try Migrator(migrations: migrations).migrate(writer)
+        let thread = Thread { [writer, queue] in
+            Self.writerLoop(writer: writer, queue: queue)
+        }
+        thread.name = "roost-sqlite-writer"
+        thread.start()
+    }
+
+    /// Runs `body` with a reader connection on the calling thread.
+    public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let connection = try idleReaders.withLock { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
+        defer {
+            idleReaders.withLock { readers in
+                if readers.count < maximumIdleReaders { readers.append(connection) }
+            }
+        }
+        return try body(connection)
+    }
+
+    /// Runs `body` in the writer's transaction and returns once that transaction has committed.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            var outcome: Result<T, any Error>?
+            let job = WriteJob(
+                run: { connection in outcome = Result { try body(connection) } },
+                complete: { commitError in
+                    if let commitError {
+                        continuation.resume(throwing: commitError)
+                    } else {
+                        continuation.resume(with: outcome!)
+                    }
+                })
+            queue.jobs.withLock { $0.append(job) }
+            queue.wake.signal()
+        }
+    }
+
+    private static func writerLoop(writer: SQLiteConnection, queue: WriteQueue) {
+        while true {
+            queue.wake.wait()
+            while true {
+                let batch: [WriteJob] = queue.jobs.withLock { queue in
+                    let count = min(queue.count, maximumBatch)
+                    let taken = Array(queue.prefix(count))
+                    queue.removeFirst(count)
+                    return taken
+                }
+                if batch.isEmpty { break }
+                commit(batch, on: writer)
+            }
+        }
+    }
+
+    private static func commit(_ batch: [WriteJob], on writer: SQLiteConnection) {
+        do {
+            try writer.execute("BEGIN IMMEDIATE")
+        } catch {
+            for job in batch { job.complete(error) }
+            return
+        }
+        for job in batch {
+            do {
+                try writer.execute("SAVEPOINT roost_write")
+                job.run(writer)
+                try writer.execute("RELEASE roost_write")
+            } catch {
+                try? writer.execute("ROLLBACK TO roost_write; RELEASE roost_write")
+            }
+        }
+        do {
+            try writer.execute("COMMIT")
+            for job in batch { job.complete(nil) }
+        } catch {
+            try? writer.execute("ROLLBACK")
+            for job in batch { job.complete(error) }
+        }
+    }
+}
+
+/// One step of the schema, applied once and recorded in `roost_schema`.
+public struct Migration: Sendable {
+    public let version: Int
+    public let name: String
+    public let sql: String
+
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+}
+
+struct Migrator {
+    let migrations: [Migration]
+
+    func migrate(_ connection: SQLiteConnection) throws {
+        try connection.execute(
+            "CREATE TABLE IF NOT EXISTS roost_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
+        )
+        let applied = Set(try connection.query("SELECT version FROM roost_schema") { $0.integer(0) })
+        for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(Int64(migration.version)) {
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                try connection.execute(migration.sql)
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                try connection.run("INSERT INTO roost_schema (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(now))")
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+}

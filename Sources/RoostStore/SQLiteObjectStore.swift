@@ -1,0 +1,140 @@
+import Foundation
+
+/// ``ObjectStore`` on an embedded SQLite database in the data folder.
+public final class SQLiteObjectStore: ObjectStore {
+    public let database: SQLiteDatabase
+
+    static let migrations = [
+        Migration(
+            version: 1, name: "objects",
+            sql: """
+                CREATE TABLE objects (
+                    id INTEGER PRIMARY KEY,
+                    collection TEXT NOT NULL,
+                    guid TEXT NOT NULL,
+                    document TEXT NOT NULL,
+                    created_by TEXT,
+                    created_at INTEGER NOT NULL,
+                    updated_by TEXT,
+                    updated_at INTEGER NOT NULL,
+                    version INTEGER NOT NULL
+                );
+                CREATE UNIQUE INDEX objects_by_guid ON objects (collection, guid);
+                CREATE INDEX objects_by_created ON objects (collection, created_at, guid);
+                CREATE INDEX objects_by_updated ON objects (collection, updated_at, guid);
+                """)
+    ]
+
+    /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
+    public convenience init(directory: String, durability: Durability = .normal) throws {
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try self.init(database: SQLiteDatabase(path: directory + "/roost.sqlite", durability: durability, migrations: Self.migrations))
+    }
+
+    init(database: SQLiteDatabase) {
+        self.database = database
+    }
+
+    private static let columns = "collection, guid, document, created_by, created_at, updated_by, updated_at, version"
+
+    private static func object(_ row: Row) -> StoredObject {
+        StoredObject(
+            collection: row.text(0) ?? "", guid: row.text(1) ?? "", document: row.bytes(2), createdBy: row.text(3),
+            createdAt: row.integer(4), updatedBy: row.text(5), updatedAt: row.integer(6), version: row.integer(7))
+    }
+
+    public func insert(_ object: StoredObject) async throws {
+        try await database.write { connection in
+            do {
+                try connection.run(
+                    """
+                    INSERT INTO objects (collection, guid, document, created_by, created_at, updated_by, updated_at, version)
+                    VALUES (\(object.collection), \(object.guid), \(Self.text(object.document)), \(object.createdBy),
+                    \(object.createdAt), \(object.updatedBy), \(object.updatedAt), \(object.version))
+                    """)
+            } catch let error as SQLiteError where error.isUniqueViolation {
+                throw StoreError.duplicate
+            }
+        }
+    }
+
+    public func object(in collection: String, guid: String) async throws -> StoredObject? {
+        try database.read { connection in
+            try connection.first(
+                "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", Self.object)
+        }
+    }
+
+    public func update(
+        in collection: String, guid: String, _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
+    ) async throws -> StoredObject {
+        try await database.write { connection in
+            guard
+                let current = try connection.first(
+                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", Self.object)
+            else { throw StoreError.notFound }
+            let next = try transform(current)
+            try connection.run(
+                """
+                UPDATE objects SET document = \(Self.text(next.document)), updated_by = \(next.updatedBy),
+                updated_at = \(next.updatedAt), version = \(next.version)
+                WHERE collection = \(collection) AND guid = \(guid)
+                """)
+            return next
+        }
+    }
+
+    public func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void) async throws {
+        try await database.write { connection in
+            guard
+                let current = try connection.first(
+                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", Self.object)
+            else { throw StoreError.notFound }
+            try check(current)
+            try connection.run("DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)")
+        }
+    }
+
+    public func list(_ request: ListRequest) async throws -> ListPage {
+        var order: [SQL] = request.sort.map { key in
+            let direction = key.descending ? " DESC" : " ASC"
+            return Self.sortExpression(key.field) + SQL(stringLiteral: direction)
+        }
+        order.append(request.sort.isEmpty ? "id ASC" : "guid ASC")
+        let sql: SQL = """
+            SELECT document FROM objects WHERE collection = \(request.collection)
+            ORDER BY \(SQL.joined(order, separator: ", ")) LIMIT \(request.count) OFFSET \(request.start)
+            """
+        return try database.read { connection in
+            let documents = try connection.query(sql) { $0.bytes(0) }
+            var total: Int?
+            if request.includeTotal {
+                total = try connection.first("SELECT count(*) FROM objects WHERE collection = \(request.collection)") {
+                    Int($0.integer(0))
+                }
+            }
+            return ListPage(documents: documents, total: total)
+        }
+    }
+
+    /// Metadata sorts on its indexed column; anything else on the JSON value at that path.
+    static func sortExpression(_ field: FieldPath) -> SQL {
+        if field.components.count == 1 {
+            switch field.components[0] {
+            case "guid": return "guid"
+            case "createdAt": return "created_at"
+            case "updatedAt": return "updated_at"
+            case "createdBy": return "created_by"
+            case "updatedBy": return "updated_by"
+            case "version": return "version"
+            default: break
+            }
+        }
+        return "json_extract(document, \("$." + field.components.joined(separator: ".")))"
+    }
+
+    private static func text(_ bytes: [UInt8]) -> DatabaseValue {
+        .text(String(decoding: bytes, as: UTF8.self))
+    }
+}

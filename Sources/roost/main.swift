@@ -1,0 +1,2 @@
+import RoostServer
+try await demo()
