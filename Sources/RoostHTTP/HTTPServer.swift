@@ -53,7 +53,7 @@ public final class HTTPServer: Sendable {
     public let configuration: Configuration
     let responder: any Responder
     /// Request, latency and connection counters for `/metrics`.
-    public let metrics = HTTPMetrics()
+    public let metrics: HTTPMetrics
     private let state = Mutex<State>(State())
 
     private struct State: @unchecked Sendable {
@@ -63,8 +63,9 @@ public final class HTTPServer: Sendable {
         var port = 0
     }
 
-    public init(configuration: Configuration, responder: any Responder) {
+    public init(configuration: Configuration, responder: any Responder, metrics: HTTPMetrics = HTTPMetrics()) {
         self.configuration = configuration
+        self.metrics = metrics
         self.responder = responder
     }
 

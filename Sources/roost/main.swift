@@ -1,2 +1,142 @@
+import Foundation
 import RoostServer
-try await demo()
+
+let version = "0.1.0"
+
+let mainHelp = """
+    roost \(version): a self-hosted backend for apps
+
+    USAGE:
+      roost <command> [options]
+
+    COMMANDS:
+      serve      Run the server (SQLite in the data folder)
+      version    Print the version
+      help       Show help for a command, e.g. 'roost help serve'
+
+    Run 'roost serve --help' for the server's options.
+    """
+
+func serveHelp() -> String {
+    var lines = [
+        "Run the Roost server.",
+        "",
+        "USAGE:",
+        "  roost serve [options]",
+        "",
+        "OPTIONS:",
+    ]
+    for option in ServeOption.all {
+        let left = "\(option.flag) \(option.valueName)".padding(toLength: 30, withPad: " ", startingAt: 0)
+        lines.append("  \(left)\(option.help)")
+        lines.append("  \(String(repeating: " ", count: 30))env: \(option.variable)")
+    }
+    lines += [
+        "  -h, --help                    show this help",
+        "",
+        "Flags override environment variables. SIGINT or SIGTERM stops the server after",
+        "the requests in flight are answered.",
+        "",
+        "EXAMPLE:",
+        "  roost serve --host 0.0.0.0 --port 8080 --data-dir /var/lib/roost",
+    ]
+    return lines.joined(separator: "\n")
+}
+
+/// Writes a line to standard output unbuffered, so a supervising process sees it at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("roost: \(message)\n".utf8))
+}
+
+func serve(_ arguments: [String]) async -> Int32 {
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(serveHelp())
+        return 0
+    }
+    let configuration: ServerConfiguration
+    do {
+        configuration = try ServeOption.configuration(arguments: arguments, environment: ProcessInfo.processInfo.environment)
+    } catch let error as UsageError {
+        printError("\(error.message)\nRun 'roost serve --help' for the options.")
+        return 64
+    } catch {
+        printError("\(error)")
+        return 64
+    }
+    let application: Application
+    do {
+        application = try Application(configuration: configuration)
+        try application.start()
+    } catch {
+        printError("cannot start: \(error)")
+        return 1
+    }
+    say("roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))")
+    await waitForTerminationSignal()
+    say("roost: shutting down; finishing requests in flight")
+    await application.shutdown()
+    return 0
+}
+
+/// Suspends until SIGINT or SIGTERM arrives.
+func waitForTerminationSignal() async {
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let queue = DispatchQueue(label: "roost-signals")
+        let resumed = ManagedAtomicFlag()
+        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
+        for source in sources {
+            source.setEventHandler {
+                if resumed.setOnce() { continuation.resume() }
+            }
+            source.resume()
+        }
+        SignalSources.keep(sources)
+    }
+}
+
+/// Keeps the signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    static func keep(_ new: [any DispatchSourceSignal]) { sources += new }
+}
+
+/// A flag that can be set once from any thread.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    // @unchecked Sendable: the flag is only read and written under the lock.
+    private let lock = NSLock()
+    private var isSet = false
+    func setOnce() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if isSet { return false }
+        isSet = true
+        return true
+    }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+switch arguments.first {
+case nil, "help", "--help", "-h":
+    if arguments.count > 1, arguments[1] == "serve" {
+        print(serveHelp())
+    } else {
+        print(mainHelp)
+    }
+    status = 0
+case "version", "--version":
+    print("roost \(version)")
+    status = 0
+case "serve":
+    status = await serve(Array(arguments.dropFirst()))
+default:
+    printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
+    status = 64
+}
+exit(status)

@@ -1,0 +1,92 @@
+import RoostJSON
+
+/// A failure users see: an HTTP status, a stable snake_case code, a sentence saying what to do,
+/// and details for programs. It never carries secrets, SQL or stack traces.
+public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let status: Int
+    public let code: String
+    public let message: String
+    public let details: JSONObject
+
+    public init(status: Int, code: String, message: String, details: JSONObject = JSONObject()) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    public var description: String { "\(status) \(code): \(message)" }
+
+    /// The error as the JSON body of DESIGN.md's error shape.
+    public var jsonBody: [UInt8] {
+        JSONWriter.bytes(
+            .object(
+                JSONObject(uniqueMembers: [
+                    ("status", .integer(Int64(status))), ("code", .string(code)), ("message", .string(message)),
+                    ("details", .object(details)),
+                ])))
+    }
+
+    static func details(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONObject {
+        JSONObject(uniqueMembers: pairs.map { ($0.key, $0.value) })
+    }
+
+    public static func invalidJSON(_ error: JSONParseError) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_json", message: "The body is not valid JSON: \(error.reason) at byte \(error.offset).",
+            details: details(["offset": .integer(Int64(error.offset))]))
+    }
+
+    public static func notAnObject(found: String) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_body", message: "The body must be a JSON object, not a \(found).",
+            details: details(["found": .string(found)]))
+    }
+
+    public static func invalidCollection(_ name: String) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_collection",
+            message: "Collection names start with a letter and use only letters, digits and '_' (at most 64 characters).",
+            details: details(["collection": .string(String(name.prefix(100)))]))
+    }
+
+    public static func notFound(collection: String, guid: String) -> RoostError {
+        RoostError(
+            status: 404, code: "not_found", message: "There is no object '\(guid)' in '\(collection)'.",
+            details: details(["collection": .string(collection), "guid": .string(guid)]))
+    }
+
+    public static func readOnlyField(_ field: String) -> RoostError {
+        RoostError(
+            status: 400, code: "read_only_field",
+            message: "'\(field)' is metadata that Roost maintains; leave it out of the body or send it unchanged.",
+            details: details(["field": .string(field)]))
+    }
+
+    public static func invalidGuid(_ guid: String) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_guid", message: "A guid uses only letters, digits, '-' and '_' (at most 64 characters).",
+            details: details(["guid": .string(String(guid.prefix(100)))]))
+    }
+
+    public static func conflict(collection: String, guid: String) -> RoostError {
+        RoostError(
+            status: 409, code: "conflict", message: "An object '\(guid)' already exists in '\(collection)'.",
+            details: details(["collection": .string(collection), "guid": .string(guid)]))
+    }
+
+    public static func versionMismatch(expected: String, current: Int64) -> RoostError {
+        RoostError(
+            status: 412, code: "version_mismatch",
+            message: "The object changed since you read it (it is at version \(current)); fetch it again and retry.",
+            details: details(["ifMatch": .string(expected), "currentVersion": .integer(current)]))
+    }
+
+    public static func invalidParameter(_ name: String, _ message: String) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_parameter", message: message, details: details(["parameter": .string(name)]))
+    }
+
+    public static let internalError = RoostError(
+        status: 500, code: "internal", message: "Something went wrong on the server; it has been logged. Try again later.")
+}

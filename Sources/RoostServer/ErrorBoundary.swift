@@ -1,0 +1,40 @@
+import Foundation
+import RoostCore
+import RoostHTTP
+import RoostJSON
+
+/// The one place where errors become HTTP responses.
+///
+/// Known errors keep their status and code; anything else is logged with its detail and
+/// answered as a bare 500 `internal`, so no internals reach the client.
+enum ErrorBoundary {
+    static func response(for error: any Error, request: Request) -> Response {
+        let roostError: RoostError
+        switch error {
+        case let error as RoostError:
+            roostError = error
+        case let error as JSONParseError:
+            roostError = .invalidJSON(error)
+        case RoutingError.notFound:
+            roostError = RoostError(
+                status: 404, code: "not_found", message: "There is no endpoint at this path; check the URL against the README.")
+        case RoutingError.methodNotAllowed(let allowed):
+            roostError = RoostError(
+                status: 405, code: "method_not_allowed",
+                message: "This endpoint does not accept \(request.method); use one of \(allowed.joined(separator: ", ")).",
+                details: JSONObject(uniqueMembers: [("allowed", .array(allowed.map(JSONValue.string)))]))
+        default:
+            // Only the method and route go to the log: the path may hold user data.
+            let line = "error: \(request.method) \(request.route ?? "-") failed: \(String(describing: error))\n"
+            FileHandle.standardError.write(Data(line.utf8))
+            roostError = .internalError
+        }
+        return Response.json(roostError.status, roostError.jsonBody)
+    }
+
+    /// Protocol errors raised by the HTTP layer, in the same shape.
+    static func protocolResponse(_ error: HTTPProtocolError) -> Response {
+        let body = RoostError(status: error.status, code: error.code, message: error.message).jsonBody
+        return Response.json(error.status, body)
+    }
+}

@@ -1,0 +1,134 @@
+import RoostCore
+import RoostHTTP
+import RoostJSON
+import RoostStore
+
+/// `/ff/resources/...`: FatFractal's object URLs mapped onto ``ObjectService``.
+struct ObjectRoutes: Sendable {
+    let service: ObjectService
+
+    func register(in router: inout Router) {
+        router.on(.post, "/ff/resources/:collection") { try await create($0) }
+        router.on(.get, "/ff/resources/:collection") { try await list($0) }
+        router.on(.get, "/ff/resources/:collection/:guid") { try await read($0) }
+        router.on(.put, "/ff/resources/:collection/:guid") { try await replace($0) }
+        router.on(.patch, "/ff/resources/:collection/:guid") { try await patch($0) }
+        router.on(.delete, "/ff/resources/:collection/:guid") { try await delete($0) }
+    }
+
+    private func create(_ request: Request) async throws -> Response {
+        let object = try await service.create(
+            in: request.parameters["collection"]!, body: try Self.bodyObject(request), actor: nil)
+        var response = Self.objectResponse(object, status: 201)
+        response.headers.set("Location", "/ff/resources/\(object.collection)/\(object.guid)")
+        return response
+    }
+
+    private func read(_ request: Request) async throws -> Response {
+        let object = try await service.object(in: request.parameters["collection"]!, guid: request.parameters["guid"]!)
+        if let tags = request.headers["If-None-Match"], Self.matches(tags, version: object.version) {
+            var response = Response(status: 304)
+            response.headers.set("ETag", Self.etag(object.version))
+            return response
+        }
+        return Self.objectResponse(object, status: 200)
+    }
+
+    private func replace(_ request: Request) async throws -> Response {
+        let object = try await service.replace(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, body: try Self.bodyObject(request),
+            ifMatch: request.headers["If-Match"], actor: nil)
+        return Self.objectResponse(object, status: 200)
+    }
+
+    private func patch(_ request: Request) async throws -> Response {
+        let object = try await service.patch(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, patch: try Self.bodyObject(request),
+            ifMatch: request.headers["If-Match"], actor: nil)
+        return Self.objectResponse(object, status: 200)
+    }
+
+    private func delete(_ request: Request) async throws -> Response {
+        try await service.delete(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, ifMatch: request.headers["If-Match"])
+        return Response(status: 204)
+    }
+
+    private func list(_ request: Request) async throws -> Response {
+        let listRequest = ListRequest(
+            collection: request.parameters["collection"]!, sort: try Self.sortKeys(request.queryParameter("sort")),
+            start: try Self.integerParameter(request, "start", default: 0),
+            count: try Self.integerParameter(request, "count", default: 100),
+            includeTotal: request.queryParameter("total") == "true")
+        let page = try await service.list(listRequest)
+        var body: [UInt8] = Array("{\"items\":[".utf8)
+        body.reserveCapacity(page.documents.reduce(16) { $0 + $1.count + 1 })
+        for (position, document) in page.documents.enumerated() {
+            if position > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: document)
+        }
+        body.append(UInt8(ascii: "]"))
+        if let total = page.total { body.append(contentsOf: Array(",\"total\":\(total)".utf8)) }
+        body.append(UInt8(ascii: "}"))
+        return Response.json(200, body)
+    }
+
+    static func bodyObject(_ request: Request) throws -> JSONObject {
+        let value = try JSONParser.parse(request.body)
+        guard case .object(let object) = value else { throw RoostError.notAnObject(found: value.typeName) }
+        return object
+    }
+
+    static func objectResponse(_ object: StoredObject, status: Int) -> Response {
+        var headers = HTTPHeaders()
+        headers.set("ETag", etag(object.version))
+        headers.set("Cache-Control", "private, no-cache")
+        return Response.json(status, object.document, headers: headers)
+    }
+
+    static func etag(_ version: Int64) -> String { "\"\(version)\"" }
+
+    static func matches(_ tags: String, version: Int64) -> Bool {
+        tags.split(separator: ",").contains { tag in
+            var bare = tag.drop(while: { $0 == " " })
+            if bare == "*" { return true }
+            if bare.hasPrefix("W/") { bare = bare.dropFirst(2) }
+            return bare.trimmingSuffixSpaces() == etag(version)
+        }
+    }
+
+    static func integerParameter(_ request: Request, _ name: String, default value: Int) throws -> Int {
+        guard let text = request.queryParameter(name) else { return value }
+        guard let number = Int(text) else {
+            throw RoostError.invalidParameter(name, "\(name) must be a whole number, not '\(text.prefix(40))'.")
+        }
+        return number
+    }
+
+    /// Parses `sort=field desc,other asc`.
+    static func sortKeys(_ text: String?) throws -> [SortKey] {
+        guard let text, !text.isEmpty else { return [] }
+        let parts = text.split(separator: ",")
+        guard parts.count <= 8 else { throw RoostError.invalidParameter("sort", "Sort by at most 8 fields.") }
+        return try parts.map { part in
+            let words = part.split(separator: " ", omittingEmptySubsequences: true)
+            guard (1...2).contains(words.count), let field = FieldPath(String(words[0])) else {
+                throw RoostError.invalidParameter(
+                    "sort", "sort takes 'field asc' or 'field desc' items separated by commas, such as 'createdAt desc'.")
+            }
+            let direction = words.count == 2 ? words[1].lowercased() : "asc"
+            guard direction == "asc" || direction == "desc" else {
+                throw RoostError.invalidParameter("sort", "A sort direction is 'asc' or 'desc', not '\(direction.prefix(20))'.")
+            }
+            return SortKey(field: field, descending: direction == "desc")
+        }
+    }
+}
+
+extension Substring {
+    func trimmingSuffixSpaces() -> Substring {
+        var result = self
+        while result.last == " " { result.removeLast() }
+        return result
+    }
+}

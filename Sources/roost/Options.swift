@@ -1,0 +1,105 @@
+import RoostServer
+import RoostStore
+
+/// A command-line mistake; printed with a hint to `--help`, exit status 64.
+struct UsageError: Error {
+    let message: String
+}
+
+/// One `roost serve` option: its flag, environment variable, help text and how it applies.
+struct ServeOption: Sendable {
+    let flag: String
+    let variable: String
+    let valueName: String
+    let help: String
+    let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
+
+    static let all: [ServeOption] = [
+        ServeOption(flag: "--host", variable: "ROOST_HOST", valueName: "ADDRESS", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all)") {
+            $0.host = $1
+        },
+        ServeOption(flag: "--port", variable: "ROOST_PORT", valueName: "PORT", help: "TCP port (default 8080; 0 picks a free one)") {
+            $0.port = try integer($1, flag: "--port", range: 0...65535)
+        },
+        ServeOption(flag: "--data-dir", variable: "ROOST_DATA_DIR", valueName: "PATH", help: "folder for the database and blobs (default ./roost-data)") {
+            $0.dataDirectory = $1
+        },
+        ServeOption(flag: "--threads", variable: "ROOST_THREADS", valueName: "N", help: "event-loop threads (default: one per core)") {
+            $0.loopCount = try integer($1, flag: "--threads", range: 1...256)
+        },
+        ServeOption(flag: "--max-body-size", variable: "ROOST_MAX_BODY_SIZE", valueName: "SIZE", help: "largest request body, e.g. 10MiB or 65536 (default 10MiB)") {
+            $0.maxBodyBytes = try size($1, flag: "--max-body-size")
+        },
+        ServeOption(flag: "--read-timeout", variable: "ROOST_READ_TIMEOUT", valueName: "SECONDS", help: "time a request may take to arrive (default 30)") {
+            $0.readTimeout = try integer($1, flag: "--read-timeout", range: 1...3600)
+        },
+        ServeOption(flag: "--idle-timeout", variable: "ROOST_IDLE_TIMEOUT", valueName: "SECONDS", help: "time a keep-alive connection may sit idle (default 60)") {
+            $0.idleTimeout = try integer($1, flag: "--idle-timeout", range: 1...3600)
+        },
+        ServeOption(flag: "--durability", variable: "ROOST_DURABILITY", valueName: "normal|full", help: "normal survives crashes; full also survives power loss (default normal)") {
+            guard let durability = Durability(rawValue: $1) else {
+                throw UsageError(message: "--durability takes 'normal' or 'full', not '\($1)'")
+            }
+            $0.durability = durability
+        },
+        ServeOption(flag: "--access-log", variable: "ROOST_ACCESS_LOG", valueName: "on|off", help: "one line per request on standard output (default on)") {
+            guard $1 == "on" || $1 == "off" else { throw UsageError(message: "--access-log takes 'on' or 'off', not '\($1)'") }
+            $0.accessLog = $1 == "on"
+        },
+    ]
+
+    static func integer(_ text: String, flag: String, range: ClosedRange<Int>) throws -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(message: "\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    /// Parses `65536`, `64KiB`, `10MiB`, `1GiB` (and the KB/MB/GB spellings, also as powers of 1024).
+    static func size(_ text: String, flag: String) throws -> Int {
+        let units: [(String, Int)] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
+        var number = Substring(text)
+        var multiplier = 1
+        for (suffix, value) in units where text.hasSuffix(suffix) {
+            number = text.dropLast(suffix.count)
+            multiplier = value
+            break
+        }
+        guard let value = Int(number), value > 0, value <= (1 << 40) / multiplier else {
+            throw UsageError(message: "\(flag) takes a size such as 10MiB or 65536, not '\(text)'")
+        }
+        return value * multiplier
+    }
+
+    /// Reads environment variables first, then flags, which win.
+    static func configuration(arguments: [String], environment: [String: String]) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        for option in all {
+            if let value = environment[option.variable], !value.isEmpty { try option.apply(&configuration, value) }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let (flag, inlineValue): (String, String?) =
+                if let equals = argument.firstIndex(of: "=") {
+                    (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+                } else {
+                    (argument, nil)
+                }
+            guard let option = all.first(where: { $0.flag == flag }) else {
+                throw UsageError(message: "unknown option '\(argument)'")
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                index += 1
+                guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value (\(option.valueName))") }
+                value = arguments[index]
+            }
+            try option.apply(&configuration, value)
+            index += 1
+        }
+        return configuration
+    }
+}
