@@ -33,11 +33,13 @@ let package = Package(
         .target(name: "RoostCore", dependencies: ["RoostStore", "RoostJSON", "CSodium"]),
         .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostJSON"]),
         .executableTarget(name: "roost", dependencies: ["RoostServer"]),
+        // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
+        .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
-        .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP"]),
+        .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore"]),
-        .testTarget(name: "RoostServerTests", dependencies: ["RoostServer", "RoostHTTP"]),
+        .testTarget(name: "RoostServerTests", dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import CLibEvent
 import Dispatch
+import Glibc
 
 /// One client connection: reads requests, hands each to the responder, writes the reply.
 ///
@@ -8,7 +9,8 @@ import Dispatch
 // @unchecked Sendable: every property is used on the owning loop's thread only; handler tasks
 // come back through `loop.execute`.
 final class Connection: @unchecked Sendable {
-    private unowned let loop: EventLoop
+    // Strong: the loop drops the connection on close, which breaks the cycle.
+    private let loop: EventLoop
     private var bev: OpaquePointer?
     private var parser: RequestParser
     private let remoteAddress: String
@@ -16,6 +18,9 @@ final class Connection: @unchecked Sendable {
     private var closeAfterWrite = false
     private var waitingSince: UInt64
     private var firstByteAt: UInt64?
+    /// Set after an error reply: the write side is shut and input is discarded until the client
+    /// closes or this time passes, so the client reads the reply instead of a reset.
+    private var lingerUntil: UInt64?
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else { return nil }
@@ -48,6 +53,10 @@ final class Connection: @unchecked Sendable {
 
     /// Closes connections that idle too long or send a request too slowly.
     func checkDeadline(now: UInt64) {
+        if let lingerUntil, now > lingerUntil {
+            close()
+            return
+        }
         guard bev != nil, !handling, !closeAfterWrite else { return }
         let configuration = loop.server.configuration
         if let firstByteAt {
@@ -63,6 +72,10 @@ final class Connection: @unchecked Sendable {
         guard let bev, let input = bufferevent_get_input(bev) else { return }
         let length = evbuffer_get_length(input)
         guard length > 0 else { return }
+        if lingerUntil != nil {
+            evbuffer_drain(input, length)
+            return
+        }
         if firstByteAt == nil { firstByteAt = DispatchTime.now().uptimeNanoseconds }
         if let bytes = evbuffer_pullup(input, -1) {
             parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
@@ -128,6 +141,7 @@ final class Connection: @unchecked Sendable {
         let bytes = serialize(response, omitBody: false, keepAlive: false)
         write(bytes)
         closeAfterWrite = true
+        lingerAfterWrite = true
         bufferevent_disable(bev, roost_ev_read())
         let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
         loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: 0)
@@ -156,11 +170,24 @@ final class Connection: @unchecked Sendable {
         bytes.withUnsafeBytes { _ = bufferevent_write(bev, $0.baseAddress, $0.count) }
     }
 
+    private var lingerAfterWrite = false
+
     private func drained() {
-        if closeAfterWrite { close() }
+        guard closeAfterWrite, let bev else { return }
+        guard lingerAfterWrite, lingerUntil == nil else {
+            if lingerUntil == nil { close() }
+            return
+        }
+        shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
+        lingerUntil = DispatchTime.now().uptimeNanoseconds + 2_000_000_000
+        bufferevent_enable(bev, roost_ev_read())
     }
 
     private func failed(_ events: Int16) {
+        if lingerUntil != nil {
+            close()
+            return
+        }
         // A client that half-closes after its request still gets the reply it is owed.
         if events & roost_bev_event_eof() != 0, let bev, let output = bufferevent_get_output(bev),
             evbuffer_get_length(output) > 0

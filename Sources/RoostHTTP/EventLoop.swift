@@ -18,7 +18,8 @@ final class EventLoop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     var connections: [ObjectIdentifier: Connection] = [:]
     var isDraining = false
-    unowned let server: HTTPServer
+    // Strong: the server drops its loops at shutdown, which breaks the cycle.
+    let server: HTTPServer
     let dateCache = HTTPDateCache()
 
     init(index: Int, server: HTTPServer) throws {
@@ -77,7 +78,10 @@ final class EventLoop: @unchecked Sendable {
 
     /// Ends the loop and waits for its thread to finish.
     func stop() {
-        execute { [self] in event_base_loopbreak(self.base) }
+        execute { [self] in
+            for connection in Array(connections.values) { connection.close() }
+            event_base_loopbreak(self.base)
+        }
         finished.wait()
     }
 

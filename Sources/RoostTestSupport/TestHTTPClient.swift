@@ -1,0 +1,187 @@
+import Foundation
+
+/// A response as the test client read it off the wire.
+public struct TestResponse: Sendable {
+    public let status: Int
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+
+    /// The first header value with this name, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first(where: { $0.name.lowercased() == name.lowercased() })?.value
+    }
+
+    /// The body as text.
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed as a JSON object, or an empty dictionary.
+    public var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) as? [String: Any] ?? [:]
+    }
+}
+
+/// Why the test client gave up.
+public struct TestClientError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// A blocking TCP connection for tests that need byte-level control: raw requests, slow sends,
+/// pipelining, checking whether the server closed.
+public final class RawConnection: @unchecked Sendable {
+    // @unchecked Sendable: each test uses a connection from one thread at a time.
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:port, with a receive timeout so a test never hangs.
+    public init(port: Int, timeout: Double = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            close(fd)
+            throw TestClientError(description: "cannot connect to port \(port)")
+        }
+        setTimeout(timeout)
+    }
+
+    deinit { close(fd) }
+
+    /// Changes how long a read may wait.
+    public func setTimeout(_ seconds: Double) {
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends bytes; false if the server has closed the connection.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// Sends text.
+    @discardableResult
+    public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// Whether the server closed the connection within `timeout` seconds (reads and drops data).
+    public func waitForClose(timeout: Double) -> Bool {
+        setTimeout(timeout)
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Reads one response; `head` skips the body (for HEAD requests).
+    public func readResponse(head: Bool = false) throws -> TestResponse {
+        let headEnd = try readUntil([13, 10, 13, 10])
+        let headText = String(decoding: buffer[0..<headEnd], as: UTF8.self)
+        buffer.removeFirst(headEnd + 4)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw TestClientError(description: "bad status line: \(headText.prefix(80))")
+        }
+        let headers = lines.compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let response = { (body: [UInt8]) in TestResponse(status: status, headers: headers, body: body) }
+        if head || status == 204 || status == 304 || (100..<200).contains(status) { return response([]) }
+        if let length = headers.first(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value) }) {
+            try fill(length)
+            let body = Array(buffer[0..<length])
+            buffer.removeFirst(length)
+            return response(body)
+        }
+        _ = waitForClose(timeout: 10)
+        let body = buffer
+        buffer = []
+        return response(body)
+    }
+
+    /// ``readResponse(head:)`` off Swift's cooperative threads, which the server under test needs.
+    public func response(head: Bool = false) async throws -> TestResponse {
+        try await offCooperativePool { try self.readResponse(head: head) }
+    }
+
+    /// ``waitForClose(timeout:)`` off Swift's cooperative threads.
+    public func closed(within timeout: Double) async -> Bool {
+        (try? await offCooperativePool { self.waitForClose(timeout: timeout) }) ?? false
+    }
+
+    private func receiveMore() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = recv(fd, &chunk, chunk.count, 0)
+        if count == 0 { throw TestClientError(description: "the server closed the connection") }
+        if count < 0 { throw TestClientError(description: "read failed or timed out (errno \(errno))") }
+        buffer.append(contentsOf: chunk[0..<count])
+    }
+
+    private func readUntil(_ marker: [UInt8]) throws -> Int {
+        var searchFrom = 0
+        while true {
+            if buffer.count >= marker.count {
+                for index in searchFrom...(buffer.count - marker.count) where buffer[index..<index + marker.count].elementsEqual(marker) {
+                    return index
+                }
+                searchFrom = buffer.count - marker.count + 1
+            }
+            try receiveMore()
+        }
+    }
+
+    private func fill(_ count: Int) throws {
+        while buffer.count < count { try receiveMore() }
+    }
+}
+
+/// A simple HTTP client over ``RawConnection``: one connection per request, blocking I/O kept off
+/// Swift's cooperative threads so a test cannot starve the server it talks to.
+public struct TestHTTPClient: Sendable {
+    public let port: Int
+
+    public init(port: Int) { self.port = port }
+
+    /// Sends a request and reads the response.
+    public func send(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+    ) async throws -> TestResponse {
+        let port = self.port
+        return try await offCooperativePool {
+            let connection = try RawConnection(port: port)
+            var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            if let body { head += "Content-Length: \(body.count)\r\n" }
+            head += "\r\n"
+            connection.send(Array(head.utf8) + (body ?? []))
+            return try connection.readResponse(head: method == "HEAD")
+        }
+    }
+
+    /// Sends a JSON body given as text.
+    public func send(_ method: String, _ path: String, json: String, headers: [(String, String)] = []) async throws -> TestResponse {
+        try await send(method, path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    }
+}
+
+/// Runs blocking work on a thread of its own, so tests never starve the server's handlers.
+/// (Dispatch's global queue has about one thread per core on Linux, so it would starve too.)
+public func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

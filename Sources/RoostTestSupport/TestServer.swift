@@ -1,0 +1,37 @@
+import Foundation
+import RoostServer
+
+/// A Roost server for one test: a fresh temporary data folder and an ephemeral port.
+public final class TestServer: Sendable {
+    public let application: Application
+    public let dataDirectory: String
+    public let client: TestHTTPClient
+
+    /// Starts a server; `configure` may change the configuration first.
+    public init(dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        let directory = dataDirectory ?? TestServer.makeTemporaryDirectory()
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.dataDirectory = directory
+        configuration.accessLog = false
+        configuration.loopCount = 2
+        configure(&configuration)
+        application = try Application(configuration: configuration)
+        try application.start()
+        self.dataDirectory = directory
+        client = TestHTTPClient(port: application.port)
+    }
+
+    /// The port the server listens on.
+    public var port: Int { application.port }
+
+    /// Stops the server, keeping the data folder.
+    public func stop() async { await application.shutdown() }
+
+    /// A new empty folder under the system's temporary folder.
+    public static func makeTemporaryDirectory() -> String {
+        let path = NSTemporaryDirectory() + "roost-test-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
