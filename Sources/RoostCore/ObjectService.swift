@@ -39,7 +39,7 @@ public struct ObjectService: Sendable {
             updatedAt: now, version: 1)
         do {
             try await store.insert(object)
-        } catch let error as StoreError where error.kind == .duplicate {
+        } catch StoreError.duplicate {
             throw RoostError.conflict(collection: collection, guid: guid)
         }
         return object
@@ -84,7 +84,7 @@ public struct ObjectService: Sendable {
             try await store.delete(in: collection, guid: guid) { current in
                 try Self.check(ifMatch: ifMatch, version: current.version)
             }
-        } catch let error as StoreError where error.kind == .notFound {
+        } catch StoreError.notFound {
             throw RoostError.notFound(collection: collection, guid: guid)
         }
     }
@@ -116,7 +116,7 @@ public struct ObjectService: Sendable {
                     createdAt: current.createdAt, updatedBy: actor, updatedAt: max(now, current.updatedAt),
                     version: current.version + 1)
             }
-        } catch let error as StoreError where error.kind == .notFound {
+        } catch StoreError.notFound {
             throw RoostError.notFound(collection: collection, guid: guid)
         }
     }

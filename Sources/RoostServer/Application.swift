@@ -15,6 +15,10 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout = 60
     public var durability = Durability.normal
     public var accessLog = true
+    /// Where timestamps come from; tests set a fixed clock.
+    public var clock: any Clock = SystemClock()
+    /// Where guids come from; tests set a predictable source.
+    public var guids: any GuidGenerator = RandomGuidGenerator()
 
     public init() {}
 }
@@ -30,7 +34,7 @@ public final class Application: Sendable {
         let store = try SQLiteObjectStore(directory: configuration.dataDirectory, durability: configuration.durability)
         let metrics = HTTPMetrics()
         var router = Router(errorResponse: ErrorBoundary.response)
-        ObjectRoutes(service: ObjectService(store: store)).register(in: &router)
+        ObjectRoutes(service: ObjectService(store: store, clock: configuration.clock, guids: configuration.guids)).register(in: &router)
         SystemRoutes(metrics: metrics).register(in: &router)
         let httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,

@@ -104,6 +104,11 @@ public struct StoreError: Error, Sendable, Equatable {
 
     public static let duplicate = StoreError(kind: .duplicate)
     public static let notFound = StoreError(kind: .notFound)
+
+    /// Lets `catch StoreError.duplicate` match.
+    public static func ~= (pattern: StoreError, error: any Error) -> Bool {
+        (error as? StoreError) == pattern
+    }
 }
 
 /// Where objects live. SQLite implements it now; PostgreSQL will, without changes above this layer.

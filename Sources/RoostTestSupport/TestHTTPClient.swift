@@ -23,6 +23,7 @@ public struct TestResponse: Sendable {
 /// Why the test client gave up.
 public struct TestClientError: Error, CustomStringConvertible {
     public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A blocking TCP connection for tests that need byte-level control: raw requests, slow sends,

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import RoostStore
+
+func temporaryDirectory() -> String {
+    let path = NSTemporaryDirectory() + "roost-store-test-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func object(_ collection: String, _ guid: String, createdAt: Int64 = 1, document: String? = nil) -> StoredObject {
+    StoredObject(
+        collection: collection, guid: guid, document: Array((document ?? #"{"guid":"\#(guid)"}"#).utf8), createdBy: nil,
+        createdAt: createdAt, updatedBy: nil, updatedAt: createdAt, version: 1)
+}
+
+struct Failure: Error {}
+
+@Suite("SQLite store")
+struct StoreTests {
+    @Test("interpolated values become bound parameters")
+    func interpolationBinds() {
+        let hostile = "x'; DROP TABLE objects; --"
+        let sql: SQL = "SELECT * FROM objects WHERE guid = \(hostile) AND version > \(3)"
+        #expect(sql.text == "SELECT * FROM objects WHERE guid = ? AND version > ?")
+        #expect(sql.arguments == [.text(hostile), .integer(3)])
+    }
+
+    @Test("migrations run once and are recorded")
+    func migrations() throws {
+        let directory = temporaryDirectory()
+        _ = try SQLiteObjectStore(directory: directory)
+        let reopened = try SQLiteObjectStore(directory: directory)
+        let versions = try reopened.database.read { try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" } }
+        #expect(versions == ["1 objects"])
+        let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
+        #expect(mode == "wal")
+    }
+
+    @Test("insert, read back, refuse a duplicate guid")
+    func insertAndRead() async throws {
+        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let first = object("Post", "a", document: #"{"guid":"a","text":"hi"}"#)
+        try await store.insert(first)
+        #expect(try await store.object(in: "Post", guid: "a") == first)
+        #expect(try await store.object(in: "Other", guid: "a") == nil)
+        await #expect(throws: StoreError.duplicate) { try await store.insert(first) }
+        try await store.insert(object("Other", "a"))
+    }
+
+    @Test("a failing write in a batch leaves the others committed")
+    func groupCommitIsolation() async throws {
+        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        try await store.insert(object("Post", "taken"))
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    do {
+                        // Every tenth insert collides with an existing guid.
+                        try await store.insert(object("Post", index % 10 == 0 ? "taken" : "g\(index)"))
+                        return true
+                    } catch StoreError.duplicate {
+                        return false
+                    }
+                }
+            }
+            var succeeded = 0
+            for try await ok in group where ok { succeeded += 1 }
+            #expect(succeeded == 180)
+        }
+        let page = try await store.list(ListRequest(collection: "Post", count: 1000, includeTotal: true))
+        #expect(page.total == 181)
+    }
+
+    @Test("update runs its check inside the transaction; a throwing check changes nothing")
+    func updateAtomically() async throws {
+        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        try await store.insert(object("Post", "a"))
+        await #expect(throws: Failure.self) {
+            _ = try await store.update(in: "Post", guid: "a") { _ in throw Failure() }
+        }
+        #expect(try await store.object(in: "Post", guid: "a")?.version == 1)
+        let updated = try await store.update(in: "Post", guid: "a") { current in
+            var next = current
+            next.version += 1
+            next.document = Array(#"{"guid":"a","v":2}"#.utf8)
+            return next
+        }
+        #expect(updated.version == 2)
+        #expect(try await store.object(in: "Post", guid: "a") == updated)
+        await #expect(throws: StoreError.notFound) { _ = try await store.update(in: "Post", guid: "zz") { $0 } }
+    }
+
+    @Test("delete honours its check and reports a missing object")
+    func delete() async throws {
+        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        try await store.insert(object("Post", "a"))
+        await #expect(throws: Failure.self) { try await store.delete(in: "Post", guid: "a") { _ in throw Failure() } }
+        #expect(try await store.object(in: "Post", guid: "a") != nil)
+        try await store.delete(in: "Post", guid: "a") { _ in }
+        #expect(try await store.object(in: "Post", guid: "a") == nil)
+        await #expect(throws: StoreError.notFound) { try await store.delete(in: "Post", guid: "a") { _ in } }
+    }
+
+    @Test("list sorts by metadata or JSON fields, pages, and counts only on request")
+    func listing() async throws {
+        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        for (index, name) in ["carol", "alice", "bob", "dave"].enumerated() {
+            try await store.insert(object("User", "u\(index)", createdAt: Int64(10 - index), document: #"{"name":"\#(name)","n":\#(index)}"#))
+        }
+        func names(_ request: ListRequest) async throws -> [String] {
+            try await store.list(request).documents.map { document in
+                let json = try JSONSerialization.jsonObject(with: Data(document)) as! [String: Any]
+                return json["name"] as! String
+            }
+        }
+        #expect(try await names(ListRequest(collection: "User")) == ["carol", "alice", "bob", "dave"])
+        #expect(try await names(ListRequest(collection: "User", sort: [SortKey(field: FieldPath("name")!, descending: false)])) == ["alice", "bob", "carol", "dave"])
+        #expect(try await names(ListRequest(collection: "User", sort: [SortKey(field: FieldPath("createdAt")!, descending: false)])) == ["dave", "bob", "alice", "carol"])
+        #expect(try await names(ListRequest(collection: "User", sort: [SortKey(field: FieldPath("n")!, descending: true)], start: 1, count: 2)) == ["bob", "alice"])
+        #expect(try await store.list(ListRequest(collection: "User")).total == nil)
+        #expect(try await store.list(ListRequest(collection: "User", includeTotal: true)).total == 4)
+        #expect(try await store.list(ListRequest(collection: "Nobody", includeTotal: true)).total == 0)
+    }
+
+    @Test("field paths accept identifiers only", arguments: [("a", true), ("a.b_c.d1", true), ("", false), ("a..b", false), ("1a", false), ("a-b", false), ("a'b", false), ("$.a", false)])
+    func fieldPaths(_ text: String, valid: Bool) {
+        #expect((FieldPath(text) != nil) == valid)
+    }
+}
