@@ -39,7 +39,8 @@ let package = Package(
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore"]),
-        .testTarget(name: "RoostServerTests", dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostTestSupport"]),
+        .testTarget(
+            name: "RoostServerTests", dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
