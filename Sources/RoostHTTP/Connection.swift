@@ -4,8 +4,9 @@ import Glibc
 
 /// One client connection: reads requests, hands each to the responder, writes the reply.
 ///
-/// Requests on a connection are answered in order, one at a time; while a handler runs the
-/// connection stops reading, which bounds the memory a pipelining client can use.
+/// Requests on a connection are answered in order, one at a time. While a handler runs the
+/// connection keeps reading (to notice a close) but stops once a pipelining client has sent
+/// more than ``pipelineBufferLimit`` bytes ahead.
 // @unchecked Sendable: every property is used on the owning loop's thread only; handler tasks
 // come back through `loop.execute`.
 final class Connection: @unchecked Sendable {
@@ -15,6 +16,10 @@ final class Connection: @unchecked Sendable {
     private var parser: RequestParser
     private let remoteAddress: String
     private var handling = false
+    /// The client half-closed while its request was being handled: answer, then close.
+    private var peerClosed = false
+    private var readingPaused = false
+    private static let pipelineBufferLimit = 1 << 20
     private var closeAfterWrite = false
     private var waitingSince: UInt64
     private var firstByteAt: UInt64?
@@ -81,7 +86,12 @@ final class Connection: @unchecked Sendable {
             parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
         }
         evbuffer_drain(input, length)
-        if !handling { processBuffered() }
+        if !handling {
+            processBuffered()
+        } else if parser.bufferedByteCount > Self.pipelineBufferLimit {
+            readingPaused = true
+            bufferevent_disable(bev, roost_ev_read())
+        }
     }
 
     private func processBuffered() {
@@ -99,7 +109,6 @@ final class Connection: @unchecked Sendable {
 
     private func dispatch(_ head: RequestHead, body: [UInt8]) {
         handling = true
-        bufferevent_disable(bev, roost_ev_read())
         let started = DispatchTime.now().uptimeNanoseconds
         let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
         let request = Request(
@@ -108,10 +117,12 @@ final class Connection: @unchecked Sendable {
         let keepAlive = head.keepAlive
         let responder = loop.server.responder
         let loop = self.loop
-        Task {
+        Task(executorPreference: loop) {
             let response = await responder.respond(to: request)
-            loop.execute { [self] in
-                finish(request, response, keepAlive: keepAlive, started: started)
+            if loop.inLoopThread {
+                self.finish(request, response, keepAlive: keepAlive, started: started)
+            } else {
+                loop.execute { [self] in finish(request, response, keepAlive: keepAlive, started: started) }
             }
         }
     }
@@ -119,7 +130,7 @@ final class Connection: @unchecked Sendable {
     private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
         handling = false
         guard bev != nil else { return }
-        let keepOpen = keepAlive && !loop.isDraining && !response.headers.contains("Connection")
+        let keepOpen = keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
         let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
@@ -127,10 +138,14 @@ final class Connection: @unchecked Sendable {
         if keepOpen {
             waitingSince = DispatchTime.now().uptimeNanoseconds
             firstByteAt = parser.isIdle ? nil : waitingSince
-            bufferevent_enable(bev, roost_ev_read())
+            if readingPaused {
+                readingPaused = false
+                bufferevent_enable(bev, roost_ev_read())
+            }
             processBuffered()
         } else {
             closeAfterWrite = true
+            drainedIfFlushed()
         }
     }
 
@@ -143,6 +158,7 @@ final class Connection: @unchecked Sendable {
         closeAfterWrite = true
         lingerAfterWrite = true
         bufferevent_disable(bev, roost_ev_read())
+        drainedIfFlushed()
         let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
         loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: 0)
     }
@@ -165,9 +181,30 @@ final class Connection: @unchecked Sendable {
         return bytes
     }
 
+    /// Sends at once when nothing is queued (saving the loop a round of epoll calls), and queues
+    /// whatever the socket does not take.
     private func write(_ bytes: [UInt8]) {
-        guard let bev else { return }
-        bytes.withUnsafeBytes { _ = bufferevent_write(bev, $0.baseAddress, $0.count) }
+        guard let bev, let output = bufferevent_get_output(bev) else { return }
+        bytes.withUnsafeBytes { buffer in
+            var sent = 0
+            if evbuffer_get_length(output) == 0 {
+                let result = send(bufferevent_getfd(bev), buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+                if result < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                    close()
+                    return
+                }
+                sent = max(0, result)
+            }
+            if sent < buffer.count {
+                _ = bufferevent_write(bev, buffer.baseAddress! + sent, buffer.count - sent)
+            }
+        }
+    }
+
+    /// Runs the end-of-write step now when the direct send left nothing queued.
+    private func drainedIfFlushed() {
+        guard let bev, let output = bufferevent_get_output(bev), evbuffer_get_length(output) == 0 else { return }
+        drained()
     }
 
     private var lingerAfterWrite = false
@@ -186,6 +223,11 @@ final class Connection: @unchecked Sendable {
     private func failed(_ events: Int16) {
         if lingerUntil != nil {
             close()
+            return
+        }
+        if events & roost_bev_event_eof() != 0, handling, let bev {
+            peerClosed = true
+            bufferevent_disable(bev, roost_ev_read())
             return
         }
         // A client that half-closes after its request still gets the reply it is owed.

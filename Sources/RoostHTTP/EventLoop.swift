@@ -16,6 +16,7 @@ final class EventLoop: @unchecked Sendable {
     private var tickEvent: OpaquePointer?
     private var listener: OpaquePointer?
     private let finished = DispatchSemaphore(value: 0)
+    private let threadID = Mutex<pthread_t?>(nil)
     var connections: [ObjectIdentifier: Connection] = [:]
     var isDraining = false
     // Strong: the server drops its loops at shutdown, which breaks the cycle.
@@ -60,6 +61,7 @@ final class EventLoop: @unchecked Sendable {
     /// Runs the loop on a new thread until ``stop()``.
     func start() {
         let thread = Thread { [self] in
+            threadID.withLock { $0 = pthread_self() }
             event_base_loop(base, 0)
             finished.signal()
         }
@@ -74,6 +76,12 @@ final class EventLoop: @unchecked Sendable {
             return queue.count == 1
         }
         if wasEmpty { event_active(wakeEvent, Int32(roost_ev_read()), 0) }
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    var inLoopThread: Bool {
+        guard let id = threadID.withLock({ $0 }) else { return false }
+        return pthread_equal(id, pthread_self()) != 0
     }
 
     /// Ends the loop and waits for its thread to finish.
@@ -165,4 +173,14 @@ final class HTTPDateCache {
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+}
+
+/// Handlers run on the loop that received their request, so a request that needs no other thread
+/// (a read answered from SQLite's cache, say) costs no thread hand-offs. Work that may be slow
+/// (password hashing, writes) runs on its own threads and resumes here.
+extension EventLoop: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        execute { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
 }

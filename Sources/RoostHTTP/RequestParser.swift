@@ -74,6 +74,9 @@ public struct RequestParser: Sendable {
         return false
     }
 
+    /// Bytes received but not yet consumed by a request.
+    public var bufferedByteCount: Int { buffer.count - position }
+
     /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if position > 0 && position == buffer.count {

