@@ -134,7 +134,7 @@ final class Connection: @unchecked Sendable {
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
         let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
-        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: elapsed)
+        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: elapsed, loop: loop.index)
         if keepOpen {
             waitingSince = DispatchTime.now().uptimeNanoseconds
             firstByteAt = parser.isIdle ? nil : waitingSince
@@ -160,7 +160,7 @@ final class Connection: @unchecked Sendable {
         bufferevent_disable(bev, roost_ev_read())
         drainedIfFlushed()
         let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
-        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: 0)
+        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
 
     private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {

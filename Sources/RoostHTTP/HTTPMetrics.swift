@@ -22,11 +22,19 @@ public final class HTTPMetrics: Sendable {
         var latency: [String: Histogram] = [:]
     }
 
-    private let counters = Mutex(Counters())
+    /// One set of counters per event loop, so loops never contend; `render` adds them up.
+    private let shards: [Shard]
+
+    private final class Shard: Sendable {
+        let counters = Mutex(Counters())
+    }
     private let connections = Atomic<Int>(0)
     private let connectionsTotal = Atomic<Int>(0)
 
-    public init() {}
+    /// Makes metrics with `shardCount` independent counter sets (one per event loop is ideal).
+    public init(shardCount: Int = 16) {
+        shards = (0..<max(1, shardCount)).map { _ in Shard() }
+    }
 
     /// Connections open right now.
     public var openConnections: Int { connections.load(ordering: .relaxed) }
@@ -38,9 +46,9 @@ public final class HTTPMetrics: Sendable {
 
     func connectionClosed() { connections.subtract(1, ordering: .relaxed) }
 
-    func record(route: String, status: Int, microseconds: UInt64) {
+    func record(route: String, status: Int, microseconds: UInt64, shard: Int = 0) {
         let seconds = Double(microseconds) / 1_000_000
-        counters.withLock { counters in
+        shards[shard % shards.count].counters.withLock { counters in
             counters.requests[RouteStatus(route: route, status: status), default: 0] += 1
             var histogram = counters.latency[route] ?? Histogram()
             if let bucket = Self.bucketBounds.firstIndex(where: { seconds <= $0 }) {
@@ -54,7 +62,14 @@ public final class HTTPMetrics: Sendable {
 
     /// The metrics in the Prometheus text exposition format.
     public func render() -> String {
-        let snapshot = counters.withLock { $0 }
+        var snapshot = Counters()
+        for shard in shards {
+            let part = shard.counters.withLock { $0 }
+            snapshot.requests.merge(part.requests, uniquingKeysWith: +)
+            snapshot.latency.merge(part.latency) { lhs, rhs in
+                Histogram(buckets: zip(lhs.buckets, rhs.buckets).map(+), count: lhs.count + rhs.count, sum: lhs.sum + rhs.sum)
+            }
+        }
         var lines: [String] = []
         lines.append("# HELP roost_http_requests_total HTTP requests answered, by route and status.")
         lines.append("# TYPE roost_http_requests_total counter")

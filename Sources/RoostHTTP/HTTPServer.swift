@@ -113,8 +113,8 @@ public final class HTTPServer: Sendable {
         configuration.accessLog?.flush()
     }
 
-    func observe(request: Request, response: Response, bytesSent: Int, microseconds: UInt64) {
-        metrics.record(route: response.route ?? "unmatched", status: response.status, microseconds: microseconds)
+    func observe(request: Request, response: Response, bytesSent: Int, microseconds: UInt64, loop: Int) {
+        metrics.record(route: response.route ?? "unmatched", status: response.status, microseconds: microseconds, shard: loop)
         configuration.accessLog?.record(
             method: request.method.rawValue, target: request.target, remoteAddress: request.remoteAddress,
             status: response.status, bytes: bytesSent, microseconds: microseconds)

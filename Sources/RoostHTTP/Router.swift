@@ -40,29 +40,37 @@ public struct Router: Responder {
 
     public func respond(to request: Request) async -> Response {
         var request = request
-        let rawSegments = request.path.split(separator: "/", omittingEmptySubsequences: true)
-        var candidates: [(route: Route, parameters: [String: String], score: Int)] = []
+        let path = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        // Match on raw segments first; only the chosen route's parameters get decoded.
+        var best: (route: Route, score: Int)?
+        var bestForMethod: (route: Route, score: Int)?
+        var bestGet: (route: Route, score: Int)?
+        var allowed: Set<String> = []
         for route in routes {
-            if let (parameters, score) = match(route.segments, rawSegments) {
-                candidates.append((route, parameters, score))
+            guard let score = Self.score(route.segments, path) else { continue }
+            allowed.insert(route.method.rawValue)
+            if best == nil || score > best!.score { best = (route, score) }
+            if route.method == request.method, bestForMethod == nil || score > bestForMethod!.score {
+                bestForMethod = (route, score)
             }
+            if route.method == .get, bestGet == nil || score > bestGet!.score { bestGet = (route, score) }
         }
-        guard !candidates.isEmpty else {
+        guard let best else {
             return errorResponse(RoutingError.notFound(path: String(request.path)), request)
         }
-        let method = request.method
-        let chosen =
-            best(candidates.filter { $0.route.method == method })
-            ?? (method == .head ? best(candidates.filter { $0.route.method == .get }) : nil)
-        guard let chosen else {
-            var allowed = Set(candidates.map(\.route.method.rawValue))
+        guard let chosen = bestForMethod ?? (request.method == .head ? bestGet : nil) else {
             if allowed.contains("GET") { allowed.insert("HEAD") }
             var response = errorResponse(RoutingError.methodNotAllowed(allowed: allowed.sorted()), request)
             response.headers.set("Allow", allowed.sorted().joined(separator: ", "))
-            response.route = best(candidates)?.route.pattern
+            response.route = best.route.pattern
             return response
         }
-        request.parameters = chosen.parameters
+        guard let parameters = Self.parameters(chosen.route.segments, path) else {
+            var response = errorResponse(RoutingError.notFound(path: String(request.path)), request)
+            response.route = chosen.route.pattern
+            return response
+        }
+        request.parameters = parameters
         request.route = chosen.route.pattern
         var response: Response
         do {
@@ -74,34 +82,42 @@ public struct Router: Responder {
         return response
     }
 
-    private func best(_ candidates: [(route: Route, parameters: [String: String], score: Int)]) -> (
-        route: Route, parameters: [String: String], score: Int
-    )? {
-        candidates.max(by: { $0.score < $1.score })
+    /// A precedence score when the path fits: literals beat parameters, earlier segments weigh more.
+    private static func score(_ segments: [Segment], _ path: [Substring]) -> Int? {
+        var score = 0
+        for (position, segment) in segments.enumerated() {
+            let weight = 2 * (16 - min(position, 16))
+            switch segment {
+            case .rest:
+                return position < path.count ? score : nil
+            case .literal(let text):
+                guard position < path.count, path[position] == text else { return nil }
+                score += 3 << weight
+            case .parameter:
+                guard position < path.count else { return nil }
+                score += 2 << weight
+            }
+        }
+        return segments.count == path.count ? score : nil
     }
 
-    /// Parameters and a precedence score, or nil when the path does not fit.
-    private func match(_ segments: [Segment], _ path: [Substring]) -> ([String: String], Int)? {
+    /// The decoded parameters; nil when a segment's percent-encoding is broken.
+    private static func parameters(_ segments: [Segment], _ path: [Substring]) -> [String: String]? {
         var parameters: [String: String] = [:]
-        var score = 0
         for (position, segment) in segments.enumerated() {
             switch segment {
             case .rest(let name):
-                guard position < path.count else { return nil }
-                let rest = path[position...].joined(separator: "/")
-                guard let decoded = PercentEncoding.decode(rest) else { return nil }
+                guard let decoded = PercentEncoding.decode(path[position...].joined(separator: "/")) else { return nil }
                 parameters[name] = decoded
-                return (parameters, score)
-            case .literal(let text):
-                guard position < path.count, path[position] == text else { return nil }
-                score += 3 << (2 * (16 - min(position, 16)))
+                return parameters
+            case .literal:
+                continue
             case .parameter(let name):
-                guard position < path.count, let decoded = PercentEncoding.decode(path[position]) else { return nil }
+                guard let decoded = PercentEncoding.decode(path[position]) else { return nil }
                 parameters[name] = decoded
-                score += 2 << (2 * (16 - min(position, 16)))
             }
         }
-        return segments.count == path.count ? (parameters, score) : nil
+        return parameters
     }
 }
 
