@@ -40,7 +40,8 @@ let package = Package(
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore"]),
         .testTarget(
-            name: "RoostServerTests", dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"]),
+            name: "RoostServerTests",
+            dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

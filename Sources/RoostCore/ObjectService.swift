@@ -5,7 +5,9 @@ import RoostStore
 /// metadata Roost maintains and optimistic concurrency on versions.
 public struct ObjectService: Sendable {
     /// Metadata fields, in the order they appear in every object.
-    public static let metadataFields = ["guid", "ffUrl", "createdBy", "createdAt", "updatedBy", "updatedAt", "version"]
+    public static let metadataFields = [
+        "guid", "ffUrl", "createdBy", "createdAt", "updatedBy", "updatedAt", "version",
+    ]
     /// The most objects one page may hold.
     public static let maximumPageSize = 1000
 
@@ -13,7 +15,10 @@ public struct ObjectService: Sendable {
     let clock: any Clock
     let guids: any GuidGenerator
 
-    public init(store: any ObjectStore, clock: any Clock = SystemClock(), guids: any GuidGenerator = RandomGuidGenerator()) {
+    public init(
+        store: any ObjectStore, clock: any Clock = SystemClock(),
+        guids: any GuidGenerator = RandomGuidGenerator()
+    ) {
         self.store = store
         self.clock = clock
         self.guids = guids
@@ -35,7 +40,8 @@ public struct ObjectService: Sendable {
         for field in Self.metadataFields where fields[field] != nil { throw RoostError.readOnlyField(field) }
         let now = clock.nowMilliseconds()
         let object = Self.makeObject(
-            collection: collection, guid: guid, fields: fields, createdBy: actor, createdAt: now, updatedBy: actor,
+            collection: collection, guid: guid, fields: fields, createdBy: actor, createdAt: now,
+            updatedBy: actor,
             updatedAt: now, version: 1)
         do {
             try await store.insert(object)
@@ -58,7 +64,8 @@ public struct ObjectService: Sendable {
     public func replace(
         in collection: String, guid: String, body: JSONObject, ifMatch: String?, actor: String?
     ) async throws -> StoredObject {
-        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, actor: actor) { current, metadata in
+        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, actor: actor) {
+            current, metadata in
             var fields = body
             try Self.removeEchoedMetadata(from: &fields, current: metadata)
             return fields
@@ -69,7 +76,8 @@ public struct ObjectService: Sendable {
     public func patch(
         in collection: String, guid: String, patch: JSONObject, ifMatch: String?, actor: String?
     ) async throws -> StoredObject {
-        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, actor: actor) { current, metadata in
+        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, actor: actor) {
+            current, metadata in
             var patch = patch
             try Self.removeEchoedMetadata(from: &patch, current: metadata)
             return MergePatch.apply(patch, to: current)
@@ -95,7 +103,9 @@ public struct ObjectService: Sendable {
         guard (1...Self.maximumPageSize).contains(request.count) else {
             throw RoostError.invalidParameter("count", "count must be between 1 and \(Self.maximumPageSize).")
         }
-        guard request.start >= 0 else { throw RoostError.invalidParameter("start", "start must be 0 or more.") }
+        guard request.start >= 0 else {
+            throw RoostError.invalidParameter("start", "start must be 0 or more.")
+        }
         return try await store.list(request)
     }
 
@@ -122,7 +132,8 @@ public struct ObjectService: Sendable {
     }
 
     static func makeObject(
-        collection: String, guid: String, fields: JSONObject, createdBy: String?, createdAt: Int64, updatedBy: String?,
+        collection: String, guid: String, fields: JSONObject, createdBy: String?, createdAt: Int64,
+        updatedBy: String?,
         updatedAt: Int64, version: Int64
     ) -> StoredObject {
         var members: [(key: String, value: JSONValue)] = [
@@ -134,7 +145,8 @@ public struct ObjectService: Sendable {
         members.append(contentsOf: fields.members)
         let document = JSONWriter.bytes(.object(JSONObject(uniqueMembers: members)))
         return StoredObject(
-            collection: collection, guid: guid, document: document, createdBy: createdBy, createdAt: createdAt,
+            collection: collection, guid: guid, document: document, createdBy: createdBy,
+            createdAt: createdAt,
             updatedBy: updatedBy, updatedAt: updatedAt, version: version)
     }
 
@@ -170,7 +182,9 @@ public struct ObjectService: Sendable {
         let matches = tags.contains { tag in
             var bare = Substring(tag)
             if bare.hasPrefix("W/") { bare = bare.dropFirst(2) }
-            if bare.hasPrefix("\"") && bare.hasSuffix("\"") && bare.count >= 2 { bare = bare.dropFirst().dropLast() }
+            if bare.hasPrefix("\"") && bare.hasSuffix("\"") && bare.count >= 2 {
+                bare = bare.dropFirst().dropLast()
+            }
             return bare == String(version)
         }
         if !matches { throw RoostError.versionMismatch(expected: ifMatch, current: version) }
@@ -189,7 +203,8 @@ public struct ObjectService: Sendable {
         let bytes = Array(guid.utf8)
         guard !bytes.isEmpty, bytes.count <= 64 else { return false }
         return bytes.allSatisfy {
-            ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 || $0 == 45
+            ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95
+                || $0 == 45
         }
     }
 

@@ -22,7 +22,8 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         JSONWriter.bytes(
             .object(
                 JSONObject(uniqueMembers: [
-                    ("status", .integer(Int64(status))), ("code", .string(code)), ("message", .string(message)),
+                    ("status", .integer(Int64(status))), ("code", .string(code)),
+                    ("message", .string(message)),
                     ("details", .object(details)),
                 ])))
     }
@@ -33,7 +34,8 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalidJSON(_ error: JSONParseError) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_json", message: "The body is not valid JSON: \(error.reason) at byte \(error.offset).",
+            status: 400, code: "invalid_json",
+            message: "The body is not valid JSON: \(error.reason) at byte \(error.offset).",
             details: details(["offset": .integer(Int64(error.offset))]))
     }
 
@@ -46,7 +48,8 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func invalidCollection(_ name: String) -> RoostError {
         RoostError(
             status: 400, code: "invalid_collection",
-            message: "Collection names start with a letter and use only letters, digits and '_' (at most 64 characters).",
+            message:
+                "Collection names start with a letter and use only letters, digits and '_' (at most 64 characters).",
             details: details(["collection": .string(String(name.prefix(100)))]))
     }
 
@@ -59,13 +62,15 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func readOnlyField(_ field: String) -> RoostError {
         RoostError(
             status: 400, code: "read_only_field",
-            message: "'\(field)' is metadata that Roost maintains; leave it out of the body or send it unchanged.",
+            message:
+                "'\(field)' is metadata that Roost maintains; leave it out of the body or send it unchanged.",
             details: details(["field": .string(field)]))
     }
 
     public static func invalidGuid(_ guid: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_guid", message: "A guid uses only letters, digits, '-' and '_' (at most 64 characters).",
+            status: 400, code: "invalid_guid",
+            message: "A guid uses only letters, digits, '-' and '_' (at most 64 characters).",
             details: details(["guid": .string(String(guid.prefix(100)))]))
     }
 
@@ -78,15 +83,18 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func versionMismatch(expected: String, current: Int64) -> RoostError {
         RoostError(
             status: 412, code: "version_mismatch",
-            message: "The object changed since you read it (it is at version \(current)); fetch it again and retry.",
+            message:
+                "The object changed since you read it (it is at version \(current)); fetch it again and retry.",
             details: details(["ifMatch": .string(expected), "currentVersion": .integer(current)]))
     }
 
     public static func invalidParameter(_ name: String, _ message: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_parameter", message: message, details: details(["parameter": .string(name)]))
+            status: 400, code: "invalid_parameter", message: message,
+            details: details(["parameter": .string(name)]))
     }
 
     public static let internalError = RoostError(
-        status: 500, code: "internal", message: "Something went wrong on the server; it has been logged. Try again later.")
+        status: 500, code: "internal",
+        message: "Something went wrong on the server; it has been logged. Try again later.")
 }

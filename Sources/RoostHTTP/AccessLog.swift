@@ -31,7 +31,9 @@ public final class AccessLog: Sendable {
     }
 
     /// Appends one request's line.
-    public func record(method: String, target: String, remoteAddress: String, status: Int, bytes: Int, microseconds: UInt64) {
+    public func record(
+        method: String, target: String, remoteAddress: String, status: Int, bytes: Int, microseconds: UInt64
+    ) {
         var line = Self.timestamp()
         line.reserveCapacity(line.utf8.count + target.utf8.count + 48)
         line += " "
@@ -67,7 +69,8 @@ public final class AccessLog: Sendable {
     /// The target with secret-looking query values replaced.
     static func redacted(_ target: String) -> String {
         guard let mark = target.firstIndex(of: "?") else { return target }
-        let pairs = target[target.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false)
+        let pairs = target[target.index(after: mark)...].split(
+            separator: "&", omittingEmptySubsequences: false)
         let cleaned = pairs.map { pair -> String in
             let name = pair.split(separator: "=", maxSplits: 1).first.map { String($0).lowercased() } ?? ""
             if sensitiveNames.contains(where: { name.contains($0) }) { return "\(name)=REDACTED" }

@@ -28,7 +28,9 @@ final class Connection: @unchecked Sendable {
     private var lingerUntil: UInt64?
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
-        guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else { return nil }
+        guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
+            return nil
+        }
         self.bev = bev
         self.loop = loop
         self.remoteAddress = remoteAddress
@@ -39,7 +41,9 @@ final class Connection: @unchecked Sendable {
             bev,
             { _, context in Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().readable() },
             { _, context in Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().drained() },
-            { _, events, context in Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().failed(events) },
+            { _, events, context in
+                Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().failed(events)
+            },
             context)
         var writeTimeout = timeval(tv_sec: loop.server.configuration.writeTimeout, tv_usec: 0)
         bufferevent_set_timeouts(bev, nil, &writeTimeout)
@@ -66,7 +70,10 @@ final class Connection: @unchecked Sendable {
         let configuration = loop.server.configuration
         if let firstByteAt {
             if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
-                sendError(HTTPProtocolError(status: 408, code: "request_timeout", message: "The request was not received in time; send it again."))
+                sendError(
+                    HTTPProtocolError(
+                        status: 408, code: "request_timeout",
+                        message: "The request was not received in time; send it again."))
             }
         } else if now - waitingSince > UInt64(configuration.idleTimeout) * 1_000_000_000 {
             close()
@@ -130,11 +137,14 @@ final class Connection: @unchecked Sendable {
     private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
         handling = false
         guard bev != nil else { return }
-        let keepOpen = keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
+        let keepOpen =
+            keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
         let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
-        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: elapsed, loop: loop.index)
+        loop.server.observe(
+            request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
+            loop: loop.index)
         if keepOpen {
             waitingSince = DispatchTime.now().uptimeNanoseconds
             firstByteAt = parser.isIdle ? nil : waitingSince
@@ -160,7 +170,8 @@ final class Connection: @unchecked Sendable {
         bufferevent_disable(bev, roost_ev_read())
         drainedIfFlushed()
         let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
-        loop.server.observe(request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
+        loop.server.observe(
+            request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
 
     private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
@@ -188,7 +199,8 @@ final class Connection: @unchecked Sendable {
         bytes.withUnsafeBytes { buffer in
             var sent = 0
             if evbuffer_get_length(output) == 0 {
-                let result = send(bufferevent_getfd(bev), buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+                let result = send(
+                    bufferevent_getfd(bev), buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
                 if result < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
                     close()
                     return
@@ -203,7 +215,9 @@ final class Connection: @unchecked Sendable {
 
     /// Runs the end-of-write step now when the direct send left nothing queued.
     private func drainedIfFlushed() {
-        guard let bev, let output = bufferevent_get_output(bev), evbuffer_get_length(output) == 0 else { return }
+        guard let bev, let output = bufferevent_get_output(bev), evbuffer_get_length(output) == 0 else {
+            return
+        }
         drained()
     }
 

@@ -31,12 +31,16 @@ final class EventLoop: @unchecked Sendable {
         self.index = index
         self.server = server
         let context = Unmanaged.passUnretained(self).toOpaque()
-        wakeEvent = event_new(base, -1, roost_ev_persist(), { _, _, context in
-            Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().runJobs()
-        }, context)
-        tickEvent = event_new(base, -1, roost_ev_persist(), { _, _, context in
-            Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().tick()
-        }, context)
+        wakeEvent = event_new(
+            base, -1, roost_ev_persist(),
+            { _, _, context in
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().runJobs()
+            }, context)
+        tickEvent = event_new(
+            base, -1, roost_ev_persist(),
+            { _, _, context in
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().tick()
+            }, context)
         var second = timeval(tv_sec: 1, tv_usec: 0)
         event_add(tickEvent, &second)
     }
@@ -51,10 +55,12 @@ final class EventLoop: @unchecked Sendable {
     /// Starts accepting on a listening socket shared with the other loops.
     func listen(on socket: Int32) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        listener = evconnlistener_new(base, { _, fd, address, _, context in
-            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue()
-            loop.accept(fd, address: address)
-        }, context, roost_lev_opt_close_on_exec(), 0, socket)
+        listener = evconnlistener_new(
+            base,
+            { _, fd, address, _, context in
+                let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue()
+                loop.accept(fd, address: address)
+            }, context, roost_lev_opt_close_on_exec(), 0, socket)
         guard listener != nil else { throw HTTPServerError(message: "could not listen on the socket") }
     }
 

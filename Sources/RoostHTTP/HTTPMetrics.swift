@@ -4,7 +4,9 @@ import Synchronization
 /// histogram per route, and open connections.
 public final class HTTPMetrics: Sendable {
     /// Histogram bucket bounds in seconds.
-    public static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    public static let bucketBounds: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
 
     private struct RouteStatus: Hashable {
         let route: String
@@ -67,25 +69,37 @@ public final class HTTPMetrics: Sendable {
             let part = shard.counters.withLock { $0 }
             snapshot.requests.merge(part.requests, uniquingKeysWith: +)
             snapshot.latency.merge(part.latency) { lhs, rhs in
-                Histogram(buckets: zip(lhs.buckets, rhs.buckets).map(+), count: lhs.count + rhs.count, sum: lhs.sum + rhs.sum)
+                Histogram(
+                    buckets: zip(lhs.buckets, rhs.buckets).map(+), count: lhs.count + rhs.count,
+                    sum: lhs.sum + rhs.sum)
             }
         }
         var lines: [String] = []
         lines.append("# HELP roost_http_requests_total HTTP requests answered, by route and status.")
         lines.append("# TYPE roost_http_requests_total counter")
-        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
-            lines.append("roost_http_requests_total{route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(count)")
+        for (key, count) in snapshot.requests.sorted(by: {
+            ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status)
+        }) {
+            lines.append(
+                "roost_http_requests_total{route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(count)"
+            )
         }
-        lines.append("# HELP roost_http_request_duration_seconds Time from a whole request received to its reply queued.")
+        lines.append(
+            "# HELP roost_http_request_duration_seconds Time from a whole request received to its reply queued."
+        )
         lines.append("# TYPE roost_http_request_duration_seconds histogram")
         for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
             let label = Self.escape(route)
             var cumulative: UInt64 = 0
             for (bound, count) in zip(Self.bucketBounds, histogram.buckets) {
                 cumulative += count
-                lines.append("roost_http_request_duration_seconds_bucket{route=\"\(label)\",le=\"\(bound)\"} \(cumulative)")
+                lines.append(
+                    "roost_http_request_duration_seconds_bucket{route=\"\(label)\",le=\"\(bound)\"} \(cumulative)"
+                )
             }
-            lines.append("roost_http_request_duration_seconds_bucket{route=\"\(label)\",le=\"+Inf\"} \(histogram.count)")
+            lines.append(
+                "roost_http_request_duration_seconds_bucket{route=\"\(label)\",le=\"+Inf\"} \(histogram.count)"
+            )
             lines.append("roost_http_request_duration_seconds_sum{route=\"\(label)\"} \(histogram.sum)")
             lines.append("roost_http_request_duration_seconds_count{route=\"\(label)\"} \(histogram.count)")
         }

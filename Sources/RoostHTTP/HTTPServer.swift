@@ -63,7 +63,8 @@ public final class HTTPServer: Sendable {
         var port = 0
     }
 
-    public init(configuration: Configuration, responder: any Responder, metrics: HTTPMetrics = HTTPMetrics()) {
+    public init(configuration: Configuration, responder: any Responder, metrics: HTTPMetrics = HTTPMetrics())
+    {
         self.configuration = configuration
         self.metrics = metrics
         self.responder = responder
@@ -114,7 +115,9 @@ public final class HTTPServer: Sendable {
     }
 
     func observe(request: Request, response: Response, bytesSent: Int, microseconds: UInt64, loop: Int) {
-        metrics.record(route: response.route ?? "unmatched", status: response.status, microseconds: microseconds, shard: loop)
+        metrics.record(
+            route: response.route ?? "unmatched", status: response.status, microseconds: microseconds,
+            shard: loop)
         configuration.accessLog?.record(
             method: request.method.rawValue, target: request.target, remoteAddress: request.remoteAddress,
             status: response.status, bytes: bytesSent, microseconds: microseconds)
@@ -132,21 +135,26 @@ public final class HTTPServer: Sendable {
         hints.ai_flags = AI_PASSIVE
         var results: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &results) == 0, let first = results else {
-            throw HTTPServerError(message: "cannot resolve the host '\(host)'; use an IP address such as 127.0.0.1")
+            throw HTTPServerError(
+                message: "cannot resolve the host '\(host)'; use an IP address such as 127.0.0.1")
         }
         defer { freeaddrinfo(results) }
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard fd >= 0 else { throw HTTPServerError(message: "cannot create a socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw HTTPServerError(message: "cannot create a socket: \(String(cString: strerror(errno)))")
+        }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(reason); is another server using that port?")
+            throw HTTPServerError(
+                message: "cannot listen on \(host):\(port): \(reason); is another server using that port?")
         }
         guard listen(fd, 1024) == 0, evutil_make_socket_nonblocking(fd) == 0 else {
             close(fd)
-            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+            throw HTTPServerError(
+                message: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }
         _ = evutil_make_socket_closeonexec(fd)
         return fd

@@ -76,7 +76,8 @@ public enum PercentEncoding {
         var iterator = text.utf8.makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue)
+                guard let high = iterator.next().flatMap(hexValue),
+                    let low = iterator.next().flatMap(hexValue)
                 else { return nil }
                 bytes.append(high << 4 | low)
             } else if plusAsSpace && byte == UInt8(ascii: "+") {

@@ -23,7 +23,9 @@ public struct RequestLimits: Sendable {
     /// Body bytes after de-chunking: 413 beyond.
     public var maxBodyBytes: Int
 
-    public init(maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 10 * 1024 * 1024) {
+    public init(
+        maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 10 * 1024 * 1024
+    ) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
         self.maxBodyBytes = maxBodyBytes
@@ -101,12 +103,16 @@ public struct RequestParser: Sendable {
             case .head:
                 guard let end = findHeadEnd() else {
                     if buffer.count - position > limits.maxHeaderBytes {
-                        return fail(431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes.")
+                        return fail(
+                            431, "headers_too_large",
+                            "The request headers exceed \(limits.maxHeaderBytes) bytes.")
                     }
                     return .needMore(sendContinue: false)
                 }
                 if end - position > limits.maxHeaderBytes {
-                    return fail(431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes.")
+                    return fail(
+                        431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes."
+                    )
                 }
                 let head: RequestHead
                 let framing: Framing
@@ -139,7 +145,9 @@ public struct RequestParser: Sendable {
                 return needMore()
             case .chunkSize(let head):
                 guard let lineEnd = findCRLF() else {
-                    if buffer.count - position > 1024 { return fail(400, "invalid_chunk", "A chunk size line is too long.") }
+                    if buffer.count - position > 1024 {
+                        return fail(400, "invalid_chunk", "A chunk size line is too long.")
+                    }
                     return needMore()
                 }
                 let line = buffer[position..<lineEnd]
@@ -172,7 +180,9 @@ public struct RequestParser: Sendable {
                 state = .chunkSize(head)
             case .trailers(let head):
                 guard let lineEnd = findCRLF() else {
-                    if buffer.count - position > limits.maxHeaderBytes { return fail(431, "headers_too_large", "The trailers are too large.") }
+                    if buffer.count - position > limits.maxHeaderBytes {
+                        return fail(431, "headers_too_large", "The trailers are too large.")
+                    }
                     return needMore()
                 }
                 let empty = lineEnd == position
@@ -217,7 +227,9 @@ public struct RequestParser: Sendable {
     private mutating func findHeadEnd() -> Int? {
         var index = max(scanned, position)
         while index + 3 < buffer.count {
-            if buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            if buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13
+                && buffer[index + 3] == 10
+            {
                 return index
             }
             index += 1
@@ -245,7 +257,8 @@ enum Framing: Equatable {
 extension RequestParser {
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return "!#$%&'*+-.^_`|~".utf8.contains(byte)
@@ -263,7 +276,8 @@ extension RequestParser {
         while let first = lines.first, first.isEmpty { lines.removeFirst() }
         guard let requestLine = lines.first else { return bad("The request line is missing.") }
         let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte), !parts[1].isEmpty else {
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte), !parts[1].isEmpty
+        else {
             return bad("The request line must be 'METHOD /path HTTP/1.1'.")
         }
         let version = String(decoding: parts[2], as: UTF8.self)
@@ -272,9 +286,14 @@ extension RequestParser {
         case "HTTP/1.1": minor = 1
         case "HTTP/1.0": minor = 0
         default:
-            return .failure(HTTPProtocolError(status: 505, code: "http_version_not_supported", message: "Only HTTP/1.0 and HTTP/1.1 are supported."))
+            return .failure(
+                HTTPProtocolError(
+                    status: 505, code: "http_version_not_supported",
+                    message: "Only HTTP/1.0 and HTTP/1.1 are supported."))
         }
-        guard parts[1].first == UInt8(ascii: "/") || (parts[1].count == 1 && parts[1].first == UInt8(ascii: "*")),
+        guard
+            parts[1].first == UInt8(ascii: "/")
+                || (parts[1].count == 1 && parts[1].first == UInt8(ascii: "*")),
             parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return bad("The request target must be a path starting with '/'.") }
 
@@ -291,13 +310,18 @@ extension RequestParser {
             guard rawValue.allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
                 return bad("A header value contains a control character.")
             }
-            let trimmed = rawValue.drop(while: { $0 == 32 || $0 == 9 }).reversed().drop(while: { $0 == 32 || $0 == 9 })
+            let trimmed = rawValue.drop(while: { $0 == 32 || $0 == 9 }).reversed().drop(while: {
+                $0 == 32 || $0 == 9
+            })
             fields.append(
                 HTTPHeaderField(
                     name: String(decoding: line[line.startIndex..<colon], as: UTF8.self),
                     value: String(decoding: trimmed.reversed(), as: UTF8.self)))
             if fields.count > limits.maxHeaderCount {
-                return .failure(HTTPProtocolError(status: 431, code: "headers_too_large", message: "The request has more than \(limits.maxHeaderCount) header fields."))
+                return .failure(
+                    HTTPProtocolError(
+                        status: 431, code: "headers_too_large",
+                        message: "The request has more than \(limits.maxHeaderCount) header fields."))
             }
         }
 
@@ -306,7 +330,8 @@ extension RequestParser {
         var hasHost = false
         for field in fields {
             if field.name.caseInsensitiveEquals("content-length") {
-                guard !field.value.isEmpty, field.value.utf8.count <= 15, field.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                guard !field.value.isEmpty, field.value.utf8.count <= 15,
+                    field.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
                     let length = Int(field.value)
                 else { return bad("Content-Length must be a decimal number.") }
                 switch framing {
@@ -316,7 +341,10 @@ extension RequestParser {
                 }
             } else if field.name.caseInsensitiveEquals("transfer-encoding") {
                 guard field.value.caseInsensitiveEquals("chunked") else {
-                    return .failure(HTTPProtocolError(status: 501, code: "not_implemented", message: "Only the 'chunked' transfer coding is supported."))
+                    return .failure(
+                        HTTPProtocolError(
+                            status: 501, code: "not_implemented",
+                            message: "Only the 'chunked' transfer coding is supported."))
                 }
                 if framing == .chunked { return bad("Transfer-Encoding is repeated.") }
                 framing = .chunked
@@ -338,7 +366,8 @@ extension RequestParser {
             keepAlive = connectionTokens.contains { String($0).caseInsensitiveEquals("keep-alive") }
         }
         let head = RequestHead(
-            method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self),
+            method: String(decoding: parts[0], as: UTF8.self),
+            target: String(decoding: parts[1], as: UTF8.self),
             minorVersion: minor, headers: fields, keepAlive: keepAlive)
         return .success((head, framing))
     }

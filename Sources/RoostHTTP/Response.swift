@@ -17,7 +17,8 @@ public struct Response: Sendable {
     }
 
     /// A response with a JSON body already serialised.
-    public static func json(_ status: Int, _ body: [UInt8], headers: HTTPHeaders = HTTPHeaders()) -> Response {
+    public static func json(_ status: Int, _ body: [UInt8], headers: HTTPHeaders = HTTPHeaders()) -> Response
+    {
         var headers = headers
         headers.set("Content-Type", "application/json; charset=utf-8")
         return Response(status: status, headers: headers, body: body)

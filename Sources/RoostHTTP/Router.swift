@@ -107,7 +107,9 @@ public struct Router: Responder {
         for (position, segment) in segments.enumerated() {
             switch segment {
             case .rest(let name):
-                guard let decoded = PercentEncoding.decode(path[position...].joined(separator: "/")) else { return nil }
+                guard let decoded = PercentEncoding.decode(path[position...].joined(separator: "/")) else {
+                    return nil
+                }
                 parameters[name] = decoded
                 return parameters
             case .literal:

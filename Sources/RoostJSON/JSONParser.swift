@@ -160,7 +160,9 @@ private struct Cursor {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected a digit after '.'") }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw error("expected a digit after '.'")
+            }
             skipDigits()
         }
         if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {

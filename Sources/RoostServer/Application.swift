@@ -31,14 +31,18 @@ public final class Application: Sendable {
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
-        let store = try SQLiteObjectStore(directory: configuration.dataDirectory, durability: configuration.durability)
+        let store = try SQLiteObjectStore(
+            directory: configuration.dataDirectory, durability: configuration.durability)
         let metrics = HTTPMetrics()
         var router = Router(errorResponse: ErrorBoundary.response)
-        ObjectRoutes(service: ObjectService(store: store, clock: configuration.clock, guids: configuration.guids)).register(in: &router)
+        ObjectRoutes(
+            service: ObjectService(store: store, clock: configuration.clock, guids: configuration.guids)
+        ).register(in: &router)
         SystemRoutes(metrics: metrics).register(in: &router)
         let httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
-            limits: RequestLimits(maxBodyBytes: configuration.maxBodyBytes), readTimeout: configuration.readTimeout,
+            limits: RequestLimits(maxBodyBytes: configuration.maxBodyBytes),
+            readTimeout: configuration.readTimeout,
             idleTimeout: configuration.idleTimeout, accessLog: configuration.accessLog ? AccessLog() : nil,
             errorBody: ErrorBoundary.protocolResponse)
         server = HTTPServer(configuration: httpConfiguration, responder: router, metrics: metrics)

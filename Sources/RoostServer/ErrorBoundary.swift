@@ -17,15 +17,18 @@ enum ErrorBoundary {
             roostError = .invalidJSON(error)
         case RoutingError.notFound:
             roostError = RoostError(
-                status: 404, code: "not_found", message: "There is no endpoint at this path; check the URL against the README.")
+                status: 404, code: "not_found",
+                message: "There is no endpoint at this path; check the URL against the README.")
         case RoutingError.methodNotAllowed(let allowed):
             roostError = RoostError(
                 status: 405, code: "method_not_allowed",
-                message: "This endpoint does not accept \(request.method); use one of \(allowed.joined(separator: ", ")).",
+                message:
+                    "This endpoint does not accept \(request.method); use one of \(allowed.joined(separator: ", ")).",
                 details: JSONObject(uniqueMembers: [("allowed", .array(allowed.map(JSONValue.string)))]))
         default:
             // Only the method and route go to the log: the path may hold user data.
-            let line = "error: \(request.method) \(request.route ?? "-") failed: \(String(describing: error))\n"
+            let line =
+                "error: \(request.method) \(request.route ?? "-") failed: \(String(describing: error))\n"
             FileHandle.standardError.write(Data(line.utf8))
             roostError = .internalError
         }

@@ -25,7 +25,8 @@ struct ObjectRoutes: Sendable {
     }
 
     private func read(_ request: Request) async throws -> Response {
-        let object = try await service.object(in: request.parameters["collection"]!, guid: request.parameters["guid"]!)
+        let object = try await service.object(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!)
         if let tags = request.headers["If-None-Match"], Self.matches(tags, version: object.version) {
             var response = Response(status: 304)
             response.headers.set("ETag", Self.etag(object.version))
@@ -36,27 +37,31 @@ struct ObjectRoutes: Sendable {
 
     private func replace(_ request: Request) async throws -> Response {
         let object = try await service.replace(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, body: try Self.bodyObject(request),
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            body: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], actor: nil)
         return Self.objectResponse(object, status: 200)
     }
 
     private func patch(_ request: Request) async throws -> Response {
         let object = try await service.patch(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, patch: try Self.bodyObject(request),
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            patch: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], actor: nil)
         return Self.objectResponse(object, status: 200)
     }
 
     private func delete(_ request: Request) async throws -> Response {
         try await service.delete(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, ifMatch: request.headers["If-Match"])
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            ifMatch: request.headers["If-Match"])
         return Response(status: 204)
     }
 
     private func list(_ request: Request) async throws -> Response {
         let listRequest = ListRequest(
-            collection: request.parameters["collection"]!, sort: try Self.sortKeys(request.queryParameter("sort")),
+            collection: request.parameters["collection"]!,
+            sort: try Self.sortKeys(request.queryParameter("sort")),
             start: try Self.integerParameter(request, "start", default: 0),
             count: try Self.integerParameter(request, "count", default: 100),
             includeTotal: request.queryParameter("total") == "true")
@@ -100,7 +105,8 @@ struct ObjectRoutes: Sendable {
     static func integerParameter(_ request: Request, _ name: String, default value: Int) throws -> Int {
         guard let text = request.queryParameter(name) else { return value }
         guard let number = Int(text) else {
-            throw RoostError.invalidParameter(name, "\(name) must be a whole number, not '\(text.prefix(40))'.")
+            throw RoostError.invalidParameter(
+                name, "\(name) must be a whole number, not '\(text.prefix(40))'.")
         }
         return number
     }
@@ -114,11 +120,14 @@ struct ObjectRoutes: Sendable {
             let words = part.split(separator: " ", omittingEmptySubsequences: true)
             guard (1...2).contains(words.count), let field = FieldPath(String(words[0])) else {
                 throw RoostError.invalidParameter(
-                    "sort", "sort takes 'field asc' or 'field desc' items separated by commas, such as 'createdAt desc'.")
+                    "sort",
+                    "sort takes 'field asc' or 'field desc' items separated by commas, such as 'createdAt desc'."
+                )
             }
             let direction = words.count == 2 ? words[1].lowercased() : "asc"
             guard direction == "asc" || direction == "desc" else {
-                throw RoostError.invalidParameter("sort", "A sort direction is 'asc' or 'desc', not '\(direction.prefix(20))'.")
+                throw RoostError.invalidParameter(
+                    "sort", "A sort direction is 'asc' or 'desc', not '\(direction.prefix(20))'.")
             }
             return SortKey(field: field, descending: direction == "desc")
         }

@@ -71,7 +71,9 @@ public struct ListRequest: Sendable {
     /// Whether to count all matches too; off by default because counting costs a scan.
     public var includeTotal: Bool
 
-    public init(collection: String, sort: [SortKey] = [], start: Int = 0, count: Int = 100, includeTotal: Bool = false) {
+    public init(
+        collection: String, sort: [SortKey] = [], start: Int = 0, count: Int = 100, includeTotal: Bool = false
+    ) {
         self.collection = collection
         self.sort = sort
         self.start = start
@@ -124,11 +126,13 @@ public protocol ObjectStore: Sendable {
 
     /// Replaces an object with what `transform` makes of it; throws ``StoreError/notFound``.
     func update(
-        in collection: String, guid: String, _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
+        in collection: String, guid: String,
+        _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
     ) async throws -> StoredObject
 
     /// Deletes an object once `check` accepts it; throws ``StoreError/notFound``.
-    func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void) async throws
+    func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void)
+        async throws
 
     /// One page of a collection.
     func list(_ request: ListRequest) async throws -> ListPage

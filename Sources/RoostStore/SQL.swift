@@ -59,10 +59,18 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
             arguments.append(value)
         }
 
-        public mutating func appendInterpolation(_ value: String) { appendInterpolation(DatabaseValue.text(value)) }
-        public mutating func appendInterpolation(_ value: Int64) { appendInterpolation(DatabaseValue.integer(value)) }
-        public mutating func appendInterpolation(_ value: Int) { appendInterpolation(DatabaseValue.integer(Int64(value))) }
-        public mutating func appendInterpolation(_ value: [UInt8]) { appendInterpolation(DatabaseValue.blob(value)) }
+        public mutating func appendInterpolation(_ value: String) {
+            appendInterpolation(DatabaseValue.text(value))
+        }
+        public mutating func appendInterpolation(_ value: Int64) {
+            appendInterpolation(DatabaseValue.integer(value))
+        }
+        public mutating func appendInterpolation(_ value: Int) {
+            appendInterpolation(DatabaseValue.integer(Int64(value)))
+        }
+        public mutating func appendInterpolation(_ value: [UInt8]) {
+            appendInterpolation(DatabaseValue.blob(value))
+        }
 
         public mutating func appendInterpolation(_ value: String?) {
             appendInterpolation(value.map(DatabaseValue.text) ?? .null)

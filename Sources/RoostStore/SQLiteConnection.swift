@@ -100,10 +100,12 @@ public final class SQLiteConnection: @unchecked Sendable {
             case .null: status = sqlite3_bind_null(statement, index)
             case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
             case .real(let value): status = sqlite3_bind_double(statement, index, value)
-            case .text(let value): status = sqlite3_bind_text(statement, index, value, -1, roost_sqlite_transient())
+            case .text(let value):
+                status = sqlite3_bind_text(statement, index, value, -1, roost_sqlite_transient())
             case .blob(let value):
                 status = value.withUnsafeBytes {
-                    sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), roost_sqlite_transient())
+                    sqlite3_bind_blob(
+                        statement, index, $0.baseAddress, Int32($0.count), roost_sqlite_transient())
                 }
             }
             guard status == SQLITE_OK else { throw error(status) }
@@ -138,7 +140,8 @@ public struct Row {
 
     /// The column as text, or nil for NULL.
     public func text(_ column: Int32) -> String? {
-        guard sqlite3_column_type(statement, column) != SQLITE_NULL, let bytes = sqlite3_column_text(statement, column)
+        guard sqlite3_column_type(statement, column) != SQLITE_NULL,
+            let bytes = sqlite3_column_text(statement, column)
         else { return nil }
         return String(cString: bytes)
     }

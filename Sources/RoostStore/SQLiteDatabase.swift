@@ -56,7 +56,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs `body` with a reader connection on the calling thread.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let connection = try idleReaders.withLock { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
+        let connection =
+            try idleReaders.withLock { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
         defer {
             idleReaders.withLock { readers in
                 if readers.count < maximumIdleReaders { readers.append(connection) }
@@ -66,7 +67,9 @@ public final class SQLiteDatabase: @unchecked Sendable {
     }
 
     /// Runs `body` in the writer's transaction and returns once that transaction has committed.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws
+        -> T
+    {
         try await withCheckedThrowingContinuation { continuation in
             var outcome: Result<T, any Error>?
             let job = WriteJob(
@@ -146,12 +149,15 @@ struct Migrator {
             "CREATE TABLE IF NOT EXISTS roost_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
         )
         let applied = Set(try connection.query("SELECT version FROM roost_schema") { $0.integer(0) })
-        for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(Int64(migration.version)) {
+        for migration in migrations.sorted(by: { $0.version < $1.version })
+        where !applied.contains(Int64(migration.version)) {
             try connection.execute("BEGIN IMMEDIATE")
             do {
                 try connection.execute(migration.sql)
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                try connection.run("INSERT INTO roost_schema (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(now))")
+                try connection.run(
+                    "INSERT INTO roost_schema (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(now))"
+                )
                 try connection.execute("COMMIT")
             } catch {
                 try? connection.execute("ROLLBACK")

@@ -29,19 +29,24 @@ public final class SQLiteObjectStore: ObjectStore {
     public convenience init(directory: String, durability: Durability = .normal) throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try self.init(database: SQLiteDatabase(path: directory + "/roost.sqlite", durability: durability, migrations: Self.migrations))
+        try self.init(
+            database: SQLiteDatabase(
+                path: directory + "/roost.sqlite", durability: durability, migrations: Self.migrations))
     }
 
     init(database: SQLiteDatabase) {
         self.database = database
     }
 
-    private static let columns = "collection, guid, document, created_by, created_at, updated_by, updated_at, version"
+    private static let columns =
+        "collection, guid, document, created_by, created_at, updated_by, updated_at, version"
 
     private static func object(_ row: Row) -> StoredObject {
         StoredObject(
-            collection: row.text(0) ?? "", guid: row.text(1) ?? "", document: row.bytes(2), createdBy: row.text(3),
-            createdAt: row.integer(4), updatedBy: row.text(5), updatedAt: row.integer(6), version: row.integer(7))
+            collection: row.text(0) ?? "", guid: row.text(1) ?? "", document: row.bytes(2),
+            createdBy: row.text(3),
+            createdAt: row.integer(4), updatedBy: row.text(5), updatedAt: row.integer(6),
+            version: row.integer(7))
     }
 
     public func insert(_ object: StoredObject) async throws {
@@ -62,17 +67,20 @@ public final class SQLiteObjectStore: ObjectStore {
     public func object(in collection: String, guid: String) async throws -> StoredObject? {
         try database.read { connection in
             try connection.first(
-                "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", Self.object)
+                "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)",
+                Self.object)
         }
     }
 
     public func update(
-        in collection: String, guid: String, _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
+        in collection: String, guid: String,
+        _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
     ) async throws -> StoredObject {
         try await database.write { connection in
             guard
                 let current = try connection.first(
-                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", Self.object)
+                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)",
+                    Self.object)
             else { throw StoreError.notFound }
             let next = try transform(current)
             try connection.run(
@@ -85,11 +93,14 @@ public final class SQLiteObjectStore: ObjectStore {
         }
     }
 
-    public func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void) async throws {
+    public func delete(
+        in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void
+    ) async throws {
         try await database.write { connection in
             guard
                 let current = try connection.first(
-                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", Self.object)
+                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)",
+                    Self.object)
             else { throw StoreError.notFound }
             try check(current)
             try connection.run("DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)")
@@ -110,7 +121,9 @@ public final class SQLiteObjectStore: ObjectStore {
             let documents = try connection.query(sql) { $0.bytes(0) }
             var total: Int?
             if request.includeTotal {
-                total = try connection.first("SELECT count(*) FROM objects WHERE collection = \(request.collection)") {
+                total = try connection.first(
+                    "SELECT count(*) FROM objects WHERE collection = \(request.collection)"
+                ) {
                     Int($0.integer(0))
                 }
             }

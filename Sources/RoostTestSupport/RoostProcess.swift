@@ -49,6 +49,9 @@ public final class RoostProcess: @unchecked Sendable {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
-        throw TestClientError(description: "cannot find the roost binary near \(testBinary.path); run 'swift build' first or set ROOST_BINARY")
+        throw TestClientError(
+            description:
+                "cannot find the roost binary near \(testBinary.path); run 'swift build' first or set ROOST_BINARY"
+        )
     }
 }

@@ -16,7 +16,8 @@ public struct TestResponse: Sendable {
 
     /// The body parsed as a JSON object, or an empty dictionary.
     public var json: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) as? [String: Any] ?? [:]
+        (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) as? [String: Any]
+            ?? [:]
     }
 }
 
@@ -41,7 +42,9 @@ public final class RawConnection: @unchecked Sendable {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard status == 0 else {
             close(fd)
@@ -63,7 +66,9 @@ public final class RawConnection: @unchecked Sendable {
     public func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { return false }
             offset += written
         }
@@ -98,11 +103,15 @@ public final class RawConnection: @unchecked Sendable {
         }
         let headers = lines.compactMap { line -> (name: String, value: String)? in
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            return (
+                String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            )
         }
         let response = { (body: [UInt8]) in TestResponse(status: status, headers: headers, body: body) }
         if head || status == 204 || status == 304 || (100..<200).contains(status) { return response([]) }
-        if let length = headers.first(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value) }) {
+        if let length = headers.first(where: { $0.name.lowercased() == "content-length" }).flatMap({
+            Int($0.value)
+        }) {
             try fill(length)
             let body = Array(buffer[0..<length])
             buffer.removeFirst(length)
@@ -136,7 +145,8 @@ public final class RawConnection: @unchecked Sendable {
         var searchFrom = 0
         while true {
             if buffer.count >= marker.count {
-                for index in searchFrom...(buffer.count - marker.count) where buffer[index..<index + marker.count].elementsEqual(marker) {
+                for index in searchFrom...(buffer.count - marker.count)
+                where buffer[index..<index + marker.count].elementsEqual(marker) {
                     return index
                 }
                 searchFrom = buffer.count - marker.count + 1
@@ -174,8 +184,11 @@ public struct TestHTTPClient: Sendable {
     }
 
     /// Sends a JSON body given as text.
-    public func send(_ method: String, _ path: String, json: String, headers: [(String, String)] = []) async throws -> TestResponse {
-        try await send(method, path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    public func send(_ method: String, _ path: String, json: String, headers: [(String, String)] = [])
+        async throws -> TestResponse
+    {
+        try await send(
+            method, path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
     }
 }
 

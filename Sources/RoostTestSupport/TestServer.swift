@@ -8,7 +8,9 @@ public final class TestServer: Sendable {
     public let client: TestHTTPClient
 
     /// Starts a server; `configure` may change the configuration first.
-    public init(dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    public init(dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in })
+        throws
+    {
         let directory = dataDirectory ?? TestServer.makeTemporaryDirectory()
         var configuration = ServerConfiguration()
         configuration.port = 0

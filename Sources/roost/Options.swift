@@ -15,49 +15,84 @@ struct ServeOption: Sendable {
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
     static let all: [ServeOption] = [
-        ServeOption(flag: "--host", variable: "ROOST_HOST", valueName: "ADDRESS", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all)") {
+        ServeOption(
+            flag: "--host", variable: "ROOST_HOST", valueName: "ADDRESS",
+            help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all)"
+        ) {
             $0.host = $1
         },
-        ServeOption(flag: "--port", variable: "ROOST_PORT", valueName: "PORT", help: "TCP port (default 8080; 0 picks a free one)") {
+        ServeOption(
+            flag: "--port", variable: "ROOST_PORT", valueName: "PORT",
+            help: "TCP port (default 8080; 0 picks a free one)"
+        ) {
             $0.port = try integer($1, flag: "--port", range: 0...65535)
         },
-        ServeOption(flag: "--data-dir", variable: "ROOST_DATA_DIR", valueName: "PATH", help: "folder for the database and blobs (default ./roost-data)") {
+        ServeOption(
+            flag: "--data-dir", variable: "ROOST_DATA_DIR", valueName: "PATH",
+            help: "folder for the database and blobs (default ./roost-data)"
+        ) {
             $0.dataDirectory = $1
         },
-        ServeOption(flag: "--threads", variable: "ROOST_THREADS", valueName: "N", help: "event-loop threads (default: one per core)") {
+        ServeOption(
+            flag: "--threads", variable: "ROOST_THREADS", valueName: "N",
+            help: "event-loop threads (default: one per core)"
+        ) {
             $0.loopCount = try integer($1, flag: "--threads", range: 1...256)
         },
-        ServeOption(flag: "--max-body-size", variable: "ROOST_MAX_BODY_SIZE", valueName: "SIZE", help: "largest request body, e.g. 10MiB or 65536 (default 10MiB)") {
+        ServeOption(
+            flag: "--max-body-size", variable: "ROOST_MAX_BODY_SIZE", valueName: "SIZE",
+            help: "largest request body, e.g. 10MiB or 65536 (default 10MiB)"
+        ) {
             $0.maxBodyBytes = try size($1, flag: "--max-body-size")
         },
-        ServeOption(flag: "--read-timeout", variable: "ROOST_READ_TIMEOUT", valueName: "SECONDS", help: "time a request may take to arrive (default 30)") {
+        ServeOption(
+            flag: "--read-timeout", variable: "ROOST_READ_TIMEOUT", valueName: "SECONDS",
+            help: "time a request may take to arrive (default 30)"
+        ) {
             $0.readTimeout = try integer($1, flag: "--read-timeout", range: 1...3600)
         },
-        ServeOption(flag: "--idle-timeout", variable: "ROOST_IDLE_TIMEOUT", valueName: "SECONDS", help: "time a keep-alive connection may sit idle (default 60)") {
+        ServeOption(
+            flag: "--idle-timeout", variable: "ROOST_IDLE_TIMEOUT", valueName: "SECONDS",
+            help: "time a keep-alive connection may sit idle (default 60)"
+        ) {
             $0.idleTimeout = try integer($1, flag: "--idle-timeout", range: 1...3600)
         },
-        ServeOption(flag: "--durability", variable: "ROOST_DURABILITY", valueName: "normal|full", help: "normal survives crashes; full also survives power loss (default normal)") {
+        ServeOption(
+            flag: "--durability", variable: "ROOST_DURABILITY", valueName: "normal|full",
+            help: "normal survives crashes; full also survives power loss (default normal)"
+        ) {
             guard let durability = Durability(rawValue: $1) else {
                 throw UsageError(message: "--durability takes 'normal' or 'full', not '\($1)'")
             }
             $0.durability = durability
         },
-        ServeOption(flag: "--access-log", variable: "ROOST_ACCESS_LOG", valueName: "on|off", help: "one line per request on standard output (default on)") {
-            guard $1 == "on" || $1 == "off" else { throw UsageError(message: "--access-log takes 'on' or 'off', not '\($1)'") }
+        ServeOption(
+            flag: "--access-log", variable: "ROOST_ACCESS_LOG", valueName: "on|off",
+            help: "one line per request on standard output (default on)"
+        ) {
+            guard $1 == "on" || $1 == "off" else {
+                throw UsageError(message: "--access-log takes 'on' or 'off', not '\($1)'")
+            }
             $0.accessLog = $1 == "on"
         },
     ]
 
     static func integer(_ text: String, flag: String, range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text), range.contains(value) else {
-            throw UsageError(message: "\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw UsageError(
+                message:
+                    "\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'"
+            )
         }
         return value
     }
 
     /// Parses `65536`, `64KiB`, `10MiB`, `1GiB` (and the KB/MB/GB spellings, also as powers of 1024).
     static func size(_ text: String, flag: String) throws -> Int {
-        let units: [(String, Int)] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
+        let units: [(String, Int)] = [
+            ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("GB", 1 << 30), ("MB", 1 << 20),
+            ("KB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10),
+        ]
         var number = Substring(text)
         var multiplier = 1
         for (suffix, value) in units where text.hasSuffix(suffix) {
@@ -72,10 +107,14 @@ struct ServeOption: Sendable {
     }
 
     /// Reads environment variables first, then flags, which win.
-    static func configuration(arguments: [String], environment: [String: String]) throws -> ServerConfiguration {
+    static func configuration(arguments: [String], environment: [String: String]) throws
+        -> ServerConfiguration
+    {
         var configuration = ServerConfiguration()
         for option in all {
-            if let value = environment[option.variable], !value.isEmpty { try option.apply(&configuration, value) }
+            if let value = environment[option.variable], !value.isEmpty {
+                try option.apply(&configuration, value)
+            }
         }
         var index = 0
         while index < arguments.count {
@@ -94,7 +133,9 @@ struct ServeOption: Sendable {
                 value = inlineValue
             } else {
                 index += 1
-                guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value (\(option.valueName))") }
+                guard index < arguments.count else {
+                    throw UsageError(message: "\(flag) needs a value (\(option.valueName))")
+                }
                 value = arguments[index]
             }
             try option.apply(&configuration, value)

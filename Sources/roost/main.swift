@@ -59,7 +59,8 @@ func serve(_ arguments: [String]) async -> Int32 {
     }
     let configuration: ServerConfiguration
     do {
-        configuration = try ServeOption.configuration(arguments: arguments, environment: ProcessInfo.processInfo.environment)
+        configuration = try ServeOption.configuration(
+            arguments: arguments, environment: ProcessInfo.processInfo.environment)
     } catch let error as UsageError {
         printError("\(error.message)\nRun 'roost serve --help' for the options.")
         return 64
@@ -75,7 +76,9 @@ func serve(_ arguments: [String]) async -> Int32 {
         printError("cannot start: \(error)")
         return 1
     }
-    say("roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))")
+    say(
+        "roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
+    )
     await waitForTerminationSignal()
     say("roost: shutting down; finishing requests in flight")
     await application.shutdown()

@@ -5,7 +5,9 @@ import Testing
 @testable import RoostHTTP
 
 /// A server with a few handlers that exercise the HTTP layer alone.
-func makeServer(loops: Int = 2, readTimeout: Int = 30, idleTimeout: Int = 60, maxBody: Int = 1024) throws -> HTTPServer {
+func makeServer(loops: Int = 2, readTimeout: Int = 30, idleTimeout: Int = 60, maxBody: Int = 1024) throws
+    -> HTTPServer
+{
     var router = Router { error, _ in
         switch error {
         case RoutingError.notFound: Response(status: 404, body: Array("no route".utf8))
@@ -13,7 +15,9 @@ func makeServer(loops: Int = 2, readTimeout: Int = 30, idleTimeout: Int = 60, ma
         default: Response(status: 500)
         }
     }
-    router.on(.get, "/hello/:name") { Response(status: 200, body: Array("hi \($0.parameters["name"]!)".utf8)) }
+    router.on(.get, "/hello/:name") {
+        Response(status: 200, body: Array("hi \($0.parameters["name"]!)".utf8))
+    }
     router.on(.get, "/files/*path") { Response(status: 200, body: Array($0.parameters["path"]!.utf8)) }
     router.on(.post, "/echo") { Response(status: 200, body: $0.body) }
     router.on(.get, "/slow") { _ in
@@ -22,7 +26,8 @@ func makeServer(loops: Int = 2, readTimeout: Int = 30, idleTimeout: Int = 60, ma
     }
     let configuration = HTTPServer.Configuration(
         host: "127.0.0.1", port: 0, loopCount: loops,
-        limits: RequestLimits(maxHeaderBytes: 4096, maxHeaderCount: 50, maxBodyBytes: maxBody), readTimeout: readTimeout,
+        limits: RequestLimits(maxHeaderBytes: 4096, maxHeaderCount: 50, maxBodyBytes: maxBody),
+        readTimeout: readTimeout,
         idleTimeout: idleTimeout)
     let server = HTTPServer(configuration: configuration, responder: router)
     try server.start()
@@ -62,7 +67,9 @@ struct HTTPServerTests {
         let connection = try RawConnection(port: server.port)
         connection.send("GET /hello/1 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await connection.response().text == "hi 1")
-        connection.send("GET /hello/2 HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /hello/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        connection.send(
+            "GET /hello/2 HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /hello/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
         #expect(try await connection.response().text == "hi 2")
         #expect(try await connection.response().text == "abc")
         let last = try await connection.response()
@@ -83,7 +90,8 @@ struct HTTPServerTests {
         #expect(response.json["code"] as? String == "body_too_large")
         #expect(response.json["status"] as? Int == 413)
         #expect(await connection.closed(within: 2))
-        let accepted = try await TestHTTPClient(port: server.port).send("POST", "/echo", body: Array(repeating: 65, count: 1024))
+        let accepted = try await TestHTTPClient(port: server.port).send(
+            "POST", "/echo", body: Array(repeating: 65, count: 1024))
         #expect(accepted.status == 200)
         #expect(accepted.body.count == 1024)
         await server.shutdown()
@@ -93,7 +101,8 @@ struct HTTPServerTests {
     func malformed() async throws {
         let server = try makeServer()
         let connection = try RawConnection(port: server.port)
-        connection.send("GET /hello/x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        connection.send(
+            "GET /hello/x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
         let response = try await connection.response()
         #expect(response.status == 400)
         #expect(response.json["code"] as? String == "bad_request")

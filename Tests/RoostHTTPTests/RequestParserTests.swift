@@ -12,14 +12,18 @@ struct RequestParserTests {
 
     @Test("a simple GET")
     func simpleGet() throws {
-        guard case .request(let head, let body) = parse("GET /a?b=c HTTP/1.1\r\nHost: x\r\nX-Y:  z \r\n\r\n") else {
+        guard case .request(let head, let body) = parse("GET /a?b=c HTTP/1.1\r\nHost: x\r\nX-Y:  z \r\n\r\n")
+        else {
             Issue.record("expected a request")
             return
         }
         #expect(head.method == "GET")
         #expect(head.target == "/a?b=c")
         #expect(head.keepAlive)
-        #expect(head.headers == [HTTPHeaderField(name: "Host", value: "x"), HTTPHeaderField(name: "X-Y", value: "z")])
+        #expect(
+            head.headers == [
+                HTTPHeaderField(name: "Host", value: "x"), HTTPHeaderField(name: "X-Y", value: "z"),
+            ])
         #expect(body.isEmpty)
     }
 
@@ -42,7 +46,9 @@ struct RequestParserTests {
 
     @Test("chunked bodies are decoded")
     func chunked() {
-        let event = parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer: y\r\n\r\n")
+        let event = parse(
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer: y\r\n\r\n"
+        )
         guard case .request(_, let body) = event else {
             Issue.record("expected a request, got \(event)")
             return
@@ -67,7 +73,8 @@ struct RequestParserTests {
     @Test("Expect: 100-continue asks for an interim response once")
     func expectContinue() {
         var parser = RequestParser(limits: RequestLimits())
-        parser.append(Array("PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n".utf8))
+        parser.append(
+            Array("PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n".utf8))
         #expect(parser.next() == .needMore(sendContinue: true))
         parser.append(Array("a".utf8))
         #expect(parser.next() == .needMore(sendContinue: false))
@@ -97,13 +104,22 @@ struct RequestParserTests {
             ("GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", 400, "bad_request"),
             ("GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400, "bad_request"),
             ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400, "bad_request"),
-            ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400, "bad_request"),
-            ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "bad_request"),
+            (
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400,
+                "bad_request"
+            ),
+            (
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+                "bad_request"
+            ),
             ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "not_implemented"),
             ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n", 413, "body_too_large"),
             ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n80\r\n", 413, "body_too_large"),
             ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, "invalid_chunk"),
-            ("GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 300) + "\r\n\r\n", 431, "headers_too_large"),
+            (
+                "GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 300) + "\r\n\r\n", 431,
+                "headers_too_large"
+            ),
         ])
     func refused(_ text: String, status: Int, code: String) {
         let limits = RequestLimits(maxHeaderBytes: 256, maxHeaderCount: 10, maxBodyBytes: 100)
@@ -119,12 +135,18 @@ struct RequestParserTests {
     func tooManyHeaders() {
         let limits = RequestLimits(maxHeaderBytes: 10_000, maxHeaderCount: 3, maxBodyBytes: 100)
         let text = "GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"
-        #expect(parse(text, limits: limits) == .failure(HTTPProtocolError(status: 431, code: "headers_too_large", message: "The request has more than 3 header fields.")))
+        #expect(
+            parse(text, limits: limits)
+                == .failure(
+                    HTTPProtocolError(
+                        status: 431, code: "headers_too_large",
+                        message: "The request has more than 3 header fields.")))
     }
 
     @Test("headers that never end are refused once over the limit")
     func endlessHeaders() {
-        var parser = RequestParser(limits: RequestLimits(maxHeaderBytes: 64, maxHeaderCount: 10, maxBodyBytes: 100))
+        var parser = RequestParser(
+            limits: RequestLimits(maxHeaderBytes: 64, maxHeaderCount: 10, maxBodyBytes: 100))
         parser.append(Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8))
         #expect(parser.next() == .needMore(sendContinue: false))
         parser.append(Array(String(repeating: "X-Long: y\r\n", count: 10).utf8))
@@ -147,7 +169,8 @@ struct RequestParserTests {
 
     @Test("access log redacts secret-looking query values")
     func redaction() {
-        #expect(AccessLog.redacted("/a?token=abc&x=1&Password=p") == "/a?token=REDACTED&x=1&password=REDACTED")
+        #expect(
+            AccessLog.redacted("/a?token=abc&x=1&Password=p") == "/a?token=REDACTED&x=1&password=REDACTED")
         #expect(AccessLog.redacted("/plain") == "/plain")
     }
 }

@@ -67,7 +67,9 @@ struct JSONTests {
     @Test("nesting is bounded, so hostile input cannot exhaust the stack")
     func depthLimit() throws {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
-        #expect(throws: JSONParseError(offset: 512, reason: "nesting deeper than 512 levels")) { try JSONParser.parse(deep) }
+        #expect(throws: JSONParseError(offset: 512, reason: "nesting deeper than 512 levels")) {
+            try JSONParser.parse(deep)
+        }
         let allowed = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
         #expect(throws: Never.self) { try JSONParser.parse(allowed) }
     }

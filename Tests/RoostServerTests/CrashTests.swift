@@ -26,7 +26,12 @@ struct CrashTests {
                         for index in 0..<100_000 {
                             // Client-chosen guids, so an unanswered create is known by its guid too.
                             let guid = "w\(writer)-\(index)"
-                            guard let response = try? await client.send("POST", "/ff/resources/Crash", json: #"{"guid":"\#(guid)","payload":"\#(String(repeating: "x", count: 200))"}"#),
+                            guard
+                                let response = try? await client.send(
+                                    "POST", "/ff/resources/Crash",
+                                    json:
+                                        #"{"guid":"\#(guid)","payload":"\#(String(repeating: "x", count: 200))"}"#
+                                ),
                                 response.status == 201
                             else { return }
                             acknowledged.add(guid)

@@ -44,7 +44,8 @@ struct Scenario: CustomTestStringConvertible, Sendable {
     var testDescription: String { name }
 
     func run(against server: TestServer) async throws {
-        let response = try await server.client.send(method, path, headers: headers, body: body.map { Array($0.utf8) })
+        let response = try await server.client.send(
+            method, path, headers: headers, body: body.map { Array($0.utf8) })
         #expect(response.status == status, "\(name): status")
         if let exactBody { #expect(response.text == exactBody, "\(name): body") }
         if let code {

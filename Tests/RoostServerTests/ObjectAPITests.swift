@@ -9,51 +9,101 @@ let firstObject =
 struct ObjectAPITests {
     static let errorScenarios: [Scenario] = [
         Scenario(
-            name: "malformed JSON names the byte", method: "POST", path: "/ff/resources/Post", body: #"{"a": tru}"#, status: 400,
-            exactBody: #"{"status":400,"code":"invalid_json","message":"The body is not valid JSON: invalid literal at byte 6.","details":{"offset":6}}"#),
+            name: "malformed JSON names the byte", method: "POST", path: "/ff/resources/Post",
+            body: #"{"a": tru}"#, status: 400,
+            exactBody:
+                #"{"status":400,"code":"invalid_json","message":"The body is not valid JSON: invalid literal at byte 6.","details":{"offset":6}}"#
+        ),
         Scenario(
             name: "empty body", method: "POST", path: "/ff/resources/Post", body: "", status: 400,
-            exactBody: #"{"status":400,"code":"invalid_json","message":"The body is not valid JSON: expected a JSON value but the input ended at byte 0.","details":{"offset":0}}"#),
+            exactBody:
+                #"{"status":400,"code":"invalid_json","message":"The body is not valid JSON: expected a JSON value but the input ended at byte 0.","details":{"offset":0}}"#
+        ),
         Scenario(
-            name: "an array is not an object", method: "POST", path: "/ff/resources/Post", body: "[1,2]", status: 400,
-            exactBody: #"{"status":400,"code":"invalid_body","message":"The body must be a JSON object, not a array.","details":{"found":"array"}}"#),
+            name: "an array is not an object", method: "POST", path: "/ff/resources/Post", body: "[1,2]",
+            status: 400,
+            exactBody:
+                #"{"status":400,"code":"invalid_body","message":"The body must be a JSON object, not a array.","details":{"found":"array"}}"#
+        ),
         Scenario(
-            name: "a string is not an object", method: "POST", path: "/ff/resources/Post", body: #""x""#, status: 400, code: "invalid_body"),
-        Scenario(name: "bad collection name", method: "POST", path: "/ff/resources/9lives", body: "{}", status: 400, code: "invalid_collection"),
-        Scenario(name: "collection name with a dash", method: "GET", path: "/ff/resources/a-b", status: 400, code: "invalid_collection"),
+            name: "a string is not an object", method: "POST", path: "/ff/resources/Post", body: #""x""#,
+            status: 400, code: "invalid_body"),
         Scenario(
-            name: "collection name too long", method: "GET", path: "/ff/resources/" + String(repeating: "a", count: 65), status: 400,
+            name: "bad collection name", method: "POST", path: "/ff/resources/9lives", body: "{}",
+            status: 400, code: "invalid_collection"),
+        Scenario(
+            name: "collection name with a dash", method: "GET", path: "/ff/resources/a-b", status: 400,
             code: "invalid_collection"),
         Scenario(
-            name: "metadata in a create", method: "POST", path: "/ff/resources/Post", body: #"{"createdAt":5}"#, status: 400,
-            exactBody: #"{"status":400,"code":"read_only_field","message":"'createdAt' is metadata that Roost maintains; leave it out of the body or send it unchanged.","details":{"field":"createdAt"}}"#),
-        Scenario(name: "version in a create", method: "POST", path: "/ff/resources/Post", body: #"{"version":1}"#, status: 400, code: "read_only_field"),
-        Scenario(name: "ffUrl in a create", method: "POST", path: "/ff/resources/Post", body: #"{"ffUrl":"/x"}"#, status: 400, code: "read_only_field"),
-        Scenario(name: "malformed guid in a create", method: "POST", path: "/ff/resources/Post", body: #"{"guid":"a b"}"#, status: 400, code: "invalid_guid"),
-        Scenario(name: "numeric guid in a create", method: "POST", path: "/ff/resources/Post", body: #"{"guid":12}"#, status: 400, code: "invalid_guid"),
+            name: "collection name too long", method: "GET",
+            path: "/ff/resources/" + String(repeating: "a", count: 65), status: 400,
+            code: "invalid_collection"),
+        Scenario(
+            name: "metadata in a create", method: "POST", path: "/ff/resources/Post",
+            body: #"{"createdAt":5}"#, status: 400,
+            exactBody:
+                #"{"status":400,"code":"read_only_field","message":"'createdAt' is metadata that Roost maintains; leave it out of the body or send it unchanged.","details":{"field":"createdAt"}}"#
+        ),
+        Scenario(
+            name: "version in a create", method: "POST", path: "/ff/resources/Post", body: #"{"version":1}"#,
+            status: 400, code: "read_only_field"),
+        Scenario(
+            name: "ffUrl in a create", method: "POST", path: "/ff/resources/Post", body: #"{"ffUrl":"/x"}"#,
+            status: 400, code: "read_only_field"),
+        Scenario(
+            name: "malformed guid in a create", method: "POST", path: "/ff/resources/Post",
+            body: #"{"guid":"a b"}"#, status: 400, code: "invalid_guid"),
+        Scenario(
+            name: "numeric guid in a create", method: "POST", path: "/ff/resources/Post",
+            body: #"{"guid":12}"#, status: 400, code: "invalid_guid"),
         Scenario(
             name: "unknown guid", method: "GET", path: "/ff/resources/Post/nope", status: 404,
-            exactBody: #"{"status":404,"code":"not_found","message":"There is no object 'nope' in 'Post'.","details":{"collection":"Post","guid":"nope"}}"#),
-        Scenario(name: "unknown guid on PUT", method: "PUT", path: "/ff/resources/Post/nope", body: "{}", status: 404, code: "not_found"),
-        Scenario(name: "unknown guid on PATCH", method: "PATCH", path: "/ff/resources/Post/nope", body: "{}", status: 404, code: "not_found"),
-        Scenario(name: "unknown guid on DELETE", method: "DELETE", path: "/ff/resources/Post/nope", status: 404, code: "not_found"),
+            exactBody:
+                #"{"status":404,"code":"not_found","message":"There is no object 'nope' in 'Post'.","details":{"collection":"Post","guid":"nope"}}"#
+        ),
+        Scenario(
+            name: "unknown guid on PUT", method: "PUT", path: "/ff/resources/Post/nope", body: "{}",
+            status: 404, code: "not_found"),
+        Scenario(
+            name: "unknown guid on PATCH", method: "PATCH", path: "/ff/resources/Post/nope", body: "{}",
+            status: 404, code: "not_found"),
+        Scenario(
+            name: "unknown guid on DELETE", method: "DELETE", path: "/ff/resources/Post/nope", status: 404,
+            code: "not_found"),
         Scenario(name: "unknown route", method: "GET", path: "/nowhere", status: 404, code: "not_found"),
         Scenario(
-            name: "wrong method", method: "DELETE", path: "/ff/resources/Post", status: 405, code: "method_not_allowed",
+            name: "wrong method", method: "DELETE", path: "/ff/resources/Post", status: 405,
+            code: "method_not_allowed",
             expectedHeaders: [("Allow", "GET, HEAD, POST")]),
-        Scenario(name: "count not a number", method: "GET", path: "/ff/resources/Post?count=ten", status: 400, code: "invalid_parameter"),
-        Scenario(name: "count over the maximum", method: "GET", path: "/ff/resources/Post?count=1001", status: 400, code: "invalid_parameter"),
-        Scenario(name: "count zero", method: "GET", path: "/ff/resources/Post?count=0", status: 400, code: "invalid_parameter"),
-        Scenario(name: "negative start", method: "GET", path: "/ff/resources/Post?start=-1", status: 400, code: "invalid_parameter"),
-        Scenario(name: "sort on a bad field", method: "GET", path: "/ff/resources/Post?sort=a-b", status: 400, code: "invalid_parameter"),
-        Scenario(name: "sort with a bad direction", method: "GET", path: "/ff/resources/Post?sort=a%20up", status: 400, code: "invalid_parameter"),
+        Scenario(
+            name: "count not a number", method: "GET", path: "/ff/resources/Post?count=ten", status: 400,
+            code: "invalid_parameter"),
+        Scenario(
+            name: "count over the maximum", method: "GET", path: "/ff/resources/Post?count=1001", status: 400,
+            code: "invalid_parameter"),
+        Scenario(
+            name: "count zero", method: "GET", path: "/ff/resources/Post?count=0", status: 400,
+            code: "invalid_parameter"),
+        Scenario(
+            name: "negative start", method: "GET", path: "/ff/resources/Post?start=-1", status: 400,
+            code: "invalid_parameter"),
+        Scenario(
+            name: "sort on a bad field", method: "GET", path: "/ff/resources/Post?sort=a-b", status: 400,
+            code: "invalid_parameter"),
+        Scenario(
+            name: "sort with a bad direction", method: "GET", path: "/ff/resources/Post?sort=a%20up",
+            status: 400, code: "invalid_parameter"),
         Scenario(
             name: "nesting deeper than 512", method: "POST", path: "/ff/resources/Post",
-            body: #"{"a":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", status: 400, code: "invalid_json"),
+            body: #"{"a":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}",
+            status: 400, code: "invalid_json"),
         Scenario(
-            name: "invalid UTF-8 escape in a string", method: "POST", path: "/ff/resources/Post", body: #"{"a":"\ud800"}"#, status: 400,
+            name: "invalid UTF-8 escape in a string", method: "POST", path: "/ff/resources/Post",
+            body: #"{"a":"\ud800"}"#, status: 400,
             code: "invalid_json"),
-        Scenario(name: "unknown collection lists empty", method: "GET", path: "/ff/resources/Nobody", status: 200, exactBody: #"{"items":[]}"#),
+        Scenario(
+            name: "unknown collection lists empty", method: "GET", path: "/ff/resources/Nobody", status: 200,
+            exactBody: #"{"items":[]}"#),
         Scenario(name: "health", method: "GET", path: "/health", status: 200, exactBody: #"{"status":"ok"}"#),
     ]
 
@@ -71,22 +121,32 @@ struct ObjectAPITests {
     func oversizeBody() async throws {
         let server = try makePredictableServer(maxBody: 1000)
         let big = #"{"a":""# + String(repeating: "x", count: 2000) + #""}"#
-        try await Scenario(name: "oversize", method: "POST", path: "/ff/resources/Post", body: big, status: 413, code: "body_too_large").run(against: server)
-        #expect(try await server.client.send("GET", "/ff/resources/Post?total=true").json["total"] as? Int == 0)
+        try await Scenario(
+            name: "oversize", method: "POST", path: "/ff/resources/Post", body: big, status: 413,
+            code: "body_too_large"
+        ).run(against: server)
+        #expect(
+            try await server.client.send("GET", "/ff/resources/Post?total=true").json["total"] as? Int == 0)
         await server.stop()
     }
 
     @Test("create returns the stored object with metadata, exact numbers and headers")
     func create() async throws {
         let server = try makePredictableServer()
-        let body = #"{"content":"hello","n":12345678901234567890,"d":0.1000000000000000055511151231257827,"nested":{"a":[1,{"b":null}]}}"#
+        let body =
+            #"{"content":"hello","n":12345678901234567890,"d":0.1000000000000000055511151231257827,"nested":{"a":[1,{"b":null}]}}"#
         try await Scenario(
-            name: "create", method: "POST", path: "/ff/resources/Post", body: body, status: 201, exactBody: firstObject,
+            name: "create", method: "POST", path: "/ff/resources/Post", body: body, status: 201,
+            exactBody: firstObject,
             expectedHeaders: [("ETag", "\"1\""), ("Location", "/ff/resources/Post/g0001")]
         ).run(against: server)
-        try await Scenario(name: "read back", method: "GET", path: "/ff/resources/Post/g0001", status: 200, exactBody: firstObject).run(against: server)
         try await Scenario(
-            name: "list", method: "GET", path: "/ff/resources/Post?total=true", status: 200, exactBody: #"{"items":["# + firstObject + #"],"total":1}"#
+            name: "read back", method: "GET", path: "/ff/resources/Post/g0001", status: 200,
+            exactBody: firstObject
+        ).run(against: server)
+        try await Scenario(
+            name: "list", method: "GET", path: "/ff/resources/Post?total=true", status: 200,
+            exactBody: #"{"items":["# + firstObject + #"],"total":1}"#
         ).run(against: server)
         await server.stop()
     }
@@ -94,14 +154,19 @@ struct ObjectAPITests {
     @Test("a client-chosen guid is kept, and reusing it is a 409 that changes nothing")
     func clientGuid() async throws {
         let server = try makePredictableServer()
-        let created = try await server.client.send("POST", "/ff/resources/Note", json: #"{"guid":"my-id_1","text":"first"}"#)
+        let created = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"guid":"my-id_1","text":"first"}"#)
         #expect(created.status == 201)
         #expect(created.json["guid"] as? String == "my-id_1")
         try await Scenario(
-            name: "again", method: "POST", path: "/ff/resources/Note", body: #"{"guid":"my-id_1","text":"second"}"#, status: 409,
-            exactBody: #"{"status":409,"code":"conflict","message":"An object 'my-id_1' already exists in 'Note'.","details":{"collection":"Note","guid":"my-id_1"}}"#
+            name: "again", method: "POST", path: "/ff/resources/Note",
+            body: #"{"guid":"my-id_1","text":"second"}"#, status: 409,
+            exactBody:
+                #"{"status":409,"code":"conflict","message":"An object 'my-id_1' already exists in 'Note'.","details":{"collection":"Note","guid":"my-id_1"}}"#
         ).run(against: server)
-        #expect(try await server.client.send("GET", "/ff/resources/Note/my-id_1").json["text"] as? String == "first")
+        #expect(
+            try await server.client.send("GET", "/ff/resources/Note/my-id_1").json["text"] as? String
+                == "first")
         await server.stop()
     }
 
@@ -117,27 +182,43 @@ struct ObjectAPITests {
         #expect(notModified.header("ETag") == "\"1\"")
         #expect(try await client.send("GET", path, headers: [("If-None-Match", "\"7\"")]).status == 200)
 
-        let stale = try await client.send("PUT", path, json: #"{"title":"b"}"#, headers: [("If-Match", "\"9\"")])
+        let stale = try await client.send(
+            "PUT", path, json: #"{"title":"b"}"#, headers: [("If-Match", "\"9\"")])
         #expect(stale.status == 412)
-        #expect(stale.text == #"{"status":412,"code":"version_mismatch","message":"The object changed since you read it (it is at version 1); fetch it again and retry.","details":{"ifMatch":"\"9\"","currentVersion":1}}"#)
+        #expect(
+            stale.text
+                == #"{"status":412,"code":"version_mismatch","message":"The object changed since you read it (it is at version 1); fetch it again and retry.","details":{"ifMatch":"\"9\"","currentVersion":1}}"#
+        )
 
         // The stepping clock ticks once per write attempt, refused ones included.
-        let replaced = try await client.send("PUT", path, json: #"{"title":"b"}"#, headers: [("If-Match", "\"1\"")])
+        let replaced = try await client.send(
+            "PUT", path, json: #"{"title":"b"}"#, headers: [("If-Match", "\"1\"")])
         #expect(replaced.status == 200)
         #expect(replaced.header("ETag") == "\"2\"")
-        #expect(replaced.text == #"{"guid":"g0001","ffUrl":"/ff/resources/Post/g0001","createdBy":null,"createdAt":1790000000001,"updatedBy":null,"updatedAt":1790000000003,"version":2,"title":"b"}"#)
+        #expect(
+            replaced.text
+                == #"{"guid":"g0001","ffUrl":"/ff/resources/Post/g0001","createdBy":null,"createdAt":1790000000001,"updatedBy":null,"updatedAt":1790000000003,"version":2,"title":"b"}"#
+        )
 
         // Sending metadata back unchanged is fine (a fetched object can be PUT back); changing it is not.
-        let echoed = try await client.send("PUT", path, json: String(decoding: replaced.body, as: UTF8.self).replacingOccurrences(of: #""title":"b""#, with: #""title":"c""#))
+        let echoed = try await client.send(
+            "PUT", path,
+            json: String(decoding: replaced.body, as: UTF8.self).replacingOccurrences(
+                of: #""title":"b""#, with: #""title":"c""#))
         #expect(echoed.status == 200)
         #expect(echoed.json["version"] as? Int == 3)
         let forged = try await client.send("PATCH", path, json: #"{"createdBy":"someone"}"#)
         #expect(forged.status == 400)
         #expect(forged.json["code"] as? String == "read_only_field")
 
-        let patched = try await client.send("PATCH", path, json: #"{"title":null,"more":{"deep":true},"list":[1]}"#, headers: [("If-Match", "W/\"3\"")])
+        let patched = try await client.send(
+            "PATCH", path, json: #"{"title":null,"more":{"deep":true},"list":[1]}"#,
+            headers: [("If-Match", "W/\"3\"")])
         #expect(patched.status == 200)
-        #expect(patched.text == #"{"guid":"g0001","ffUrl":"/ff/resources/Post/g0001","createdBy":null,"createdAt":1790000000001,"updatedBy":null,"updatedAt":1790000000006,"version":4,"more":{"deep":true},"list":[1]}"#)
+        #expect(
+            patched.text
+                == #"{"guid":"g0001","ffUrl":"/ff/resources/Post/g0001","createdBy":null,"createdAt":1790000000001,"updatedBy":null,"updatedAt":1790000000006,"version":4,"more":{"deep":true},"list":[1]}"#
+        )
 
         let head = try await client.send("HEAD", path)
         #expect(head.status == 200)
@@ -170,10 +251,13 @@ struct ObjectAPITests {
     func sortingAndPaging() async throws {
         let server = try makePredictableServer()
         for (name, age) in [("carol", 30), ("alice", 25), ("bob", 35), ("dave", 25)] {
-            _ = try await server.client.send("POST", "/ff/resources/Person", json: #"{"name":"\#(name)","age":\#(age)}"#)
+            _ = try await server.client.send(
+                "POST", "/ff/resources/Person", json: #"{"name":"\#(name)","age":\#(age)}"#)
         }
         func names(_ query: String) async throws -> [String] {
-            let items = try await server.client.send("GET", "/ff/resources/Person?" + query).json["items"] as? [[String: Any]] ?? []
+            let items =
+                try await server.client.send("GET", "/ff/resources/Person?" + query).json["items"]
+                as? [[String: Any]] ?? []
             return items.compactMap { $0["name"] as? String }
         }
         #expect(try await names("") == ["carol", "alice", "bob", "dave"])
@@ -189,7 +273,8 @@ struct ObjectAPITests {
     func persistence() async throws {
         let directory = TestServer.makeTemporaryDirectory()
         let first = try TestServer(dataDirectory: directory)
-        let created = try await first.client.send("POST", "/ff/resources/Post", json: #"{"text":"durable ☃"}"#)
+        let created = try await first.client.send(
+            "POST", "/ff/resources/Post", json: #"{"text":"durable ☃"}"#)
         let guid = try #require(created.json["guid"] as? String)
         await first.stop()
         let second = try TestServer(dataDirectory: directory)
@@ -208,9 +293,11 @@ struct ObjectAPITests {
                 group.addTask {
                     var made: [String] = []
                     for index in 0..<200 {
-                        let response = try await client.send("POST", "/ff/resources/Load", json: #"{"writer":\#(writer),"index":\#(index)}"#)
+                        let response = try await client.send(
+                            "POST", "/ff/resources/Load", json: #"{"writer":\#(writer),"index":\#(index)}"#)
                         guard response.status == 201, let guid = response.json["guid"] as? String else {
-                            throw TestClientError(description: "create failed: \(response.status) \(response.text)")
+                            throw TestClientError(
+                                description: "create failed: \(response.status) \(response.text)")
                         }
                         made.append(guid)
                     }
@@ -233,7 +320,8 @@ struct ObjectAPITests {
             for writer in 0..<8 {
                 group.addTask {
                     for _ in 0..<25 {
-                        let response = try await client.send("PATCH", "/ff/resources/Load/\(guids[0])", json: #"{"w\#(writer)":true}"#)
+                        let response = try await client.send(
+                            "PATCH", "/ff/resources/Load/\(guids[0])", json: #"{"w\#(writer)":true}"#)
                         #expect(response.status == 200)
                     }
                 }
@@ -251,7 +339,9 @@ struct ObjectAPITests {
         let metrics = try await server.client.send("GET", "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
-        #expect(metrics.text.contains(#"roost_http_requests_total{route="/ff/resources/:collection/:guid",status="404"} 1"#))
+        #expect(
+            metrics.text.contains(
+                #"roost_http_requests_total{route="/ff/resources/:collection/:guid",status="404"} 1"#))
         #expect(metrics.text.contains("# TYPE roost_http_request_duration_seconds histogram"))
         #expect(metrics.text.contains("roost_http_open_connections 1"))
         await server.stop()

@@ -9,9 +9,12 @@ func temporaryDirectory() -> String {
     return path
 }
 
-func object(_ collection: String, _ guid: String, createdAt: Int64 = 1, document: String? = nil) -> StoredObject {
+func object(_ collection: String, _ guid: String, createdAt: Int64 = 1, document: String? = nil)
+    -> StoredObject
+{
     StoredObject(
-        collection: collection, guid: guid, document: Array((document ?? #"{"guid":"\#(guid)"}"#).utf8), createdBy: nil,
+        collection: collection, guid: guid, document: Array((document ?? #"{"guid":"\#(guid)"}"#).utf8),
+        createdBy: nil,
         createdAt: createdAt, updatedBy: nil, updatedAt: createdAt, version: 1)
 }
 
@@ -32,7 +35,9 @@ struct StoreTests {
         let directory = temporaryDirectory()
         _ = try SQLiteObjectStore(directory: directory)
         let reopened = try SQLiteObjectStore(directory: directory)
-        let versions = try reopened.database.read { try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" } }
+        let versions = try reopened.database.read {
+            try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" }
+        }
         #expect(versions == ["1 objects"])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")
@@ -89,14 +94,18 @@ struct StoreTests {
         }
         #expect(updated.version == 2)
         #expect(try await store.object(in: "Post", guid: "a") == updated)
-        await #expect(throws: StoreError.notFound) { _ = try await store.update(in: "Post", guid: "zz") { $0 } }
+        await #expect(throws: StoreError.notFound) {
+            _ = try await store.update(in: "Post", guid: "zz") { $0 }
+        }
     }
 
     @Test("delete honours its check and reports a missing object")
     func delete() async throws {
         let store = try SQLiteObjectStore(directory: temporaryDirectory())
         try await store.insert(object("Post", "a"))
-        await #expect(throws: Failure.self) { try await store.delete(in: "Post", guid: "a") { _ in throw Failure() } }
+        await #expect(throws: Failure.self) {
+            try await store.delete(in: "Post", guid: "a") { _ in throw Failure() }
+        }
         #expect(try await store.object(in: "Post", guid: "a") != nil)
         try await store.delete(in: "Post", guid: "a") { _ in }
         #expect(try await store.object(in: "Post", guid: "a") == nil)
@@ -107,7 +116,10 @@ struct StoreTests {
     func listing() async throws {
         let store = try SQLiteObjectStore(directory: temporaryDirectory())
         for (index, name) in ["carol", "alice", "bob", "dave"].enumerated() {
-            try await store.insert(object("User", "u\(index)", createdAt: Int64(10 - index), document: #"{"name":"\#(name)","n":\#(index)}"#))
+            try await store.insert(
+                object(
+                    "User", "u\(index)", createdAt: Int64(10 - index),
+                    document: #"{"name":"\#(name)","n":\#(index)}"#))
         }
         func names(_ request: ListRequest) async throws -> [String] {
             try await store.list(request).documents.map { document in
@@ -116,15 +128,31 @@ struct StoreTests {
             }
         }
         #expect(try await names(ListRequest(collection: "User")) == ["carol", "alice", "bob", "dave"])
-        #expect(try await names(ListRequest(collection: "User", sort: [SortKey(field: FieldPath("name")!, descending: false)])) == ["alice", "bob", "carol", "dave"])
-        #expect(try await names(ListRequest(collection: "User", sort: [SortKey(field: FieldPath("createdAt")!, descending: false)])) == ["dave", "bob", "alice", "carol"])
-        #expect(try await names(ListRequest(collection: "User", sort: [SortKey(field: FieldPath("n")!, descending: true)], start: 1, count: 2)) == ["bob", "alice"])
+        #expect(
+            try await names(
+                ListRequest(collection: "User", sort: [SortKey(field: FieldPath("name")!, descending: false)])
+            ) == ["alice", "bob", "carol", "dave"])
+        #expect(
+            try await names(
+                ListRequest(
+                    collection: "User", sort: [SortKey(field: FieldPath("createdAt")!, descending: false)]))
+                == ["dave", "bob", "alice", "carol"])
+        #expect(
+            try await names(
+                ListRequest(
+                    collection: "User", sort: [SortKey(field: FieldPath("n")!, descending: true)], start: 1,
+                    count: 2)) == ["bob", "alice"])
         #expect(try await store.list(ListRequest(collection: "User")).total == nil)
         #expect(try await store.list(ListRequest(collection: "User", includeTotal: true)).total == 4)
         #expect(try await store.list(ListRequest(collection: "Nobody", includeTotal: true)).total == 0)
     }
 
-    @Test("field paths accept identifiers only", arguments: [("a", true), ("a.b_c.d1", true), ("", false), ("a..b", false), ("1a", false), ("a-b", false), ("a'b", false), ("$.a", false)])
+    @Test(
+        "field paths accept identifiers only",
+        arguments: [
+            ("a", true), ("a.b_c.d1", true), ("", false), ("a..b", false), ("1a", false), ("a-b", false),
+            ("a'b", false), ("$.a", false),
+        ])
     func fieldPaths(_ text: String, valid: Bool) {
         #expect((FieldPath(text) != nil) == valid)
     }
