@@ -17,20 +17,42 @@ public enum Durability: String, Sendable, CaseIterable {
 // @unchecked Sendable: readers are handed out under the `idleReaders` mutex, and the writer
 // connection is used only on the writer thread.
 public final class SQLiteDatabase: @unchecked Sendable {
-    private final class WriteJob: @unchecked Sendable {
-        // @unchecked: created on one thread, run and completed on the writer thread only.
-        let run: (SQLiteConnection) -> Void
-        let complete: ((any Error)?) -> Void
-        init(run: @escaping (SQLiteConnection) -> Void, complete: @escaping ((any Error)?) -> Void) {
-            self.run = run
-            self.complete = complete
+    /// A queued write: runs on the writer thread, completes after its transaction commits.
+    private protocol PendingWrite: AnyObject, Sendable {
+        func run(on connection: SQLiteConnection)
+        func complete(commitError: (any Error)?)
+    }
+
+    // @unchecked Sendable: created on the caller's thread, then run and completed on the writer
+    // thread only; `result` is never touched by two threads at once.
+    private final class WriteJob<T: Sendable>: PendingWrite, @unchecked Sendable {
+        private let body: @Sendable (SQLiteConnection) throws -> T
+        private let continuation: CheckedContinuation<T, any Error>
+        private var result: Result<T, any Error>?
+
+        init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+            self.body = body
+            self.continuation = continuation
+        }
+
+        func run(on connection: SQLiteConnection) {
+            result = Result { try body(connection) }
+        }
+
+        func complete(commitError: (any Error)?) {
+            if let commitError {
+                continuation.resume(throwing: commitError)
+            } else {
+                continuation.resume(with: result ?? .failure(SQLiteError(code: 1, message: "write did not run")))
+            }
+            result = nil
         }
     }
 
     public let path: String
     private let writer: SQLiteConnection
     private final class WriteQueue: Sendable {
-        let jobs = Mutex<[WriteJob]>([])
+        let jobs = Mutex<[any PendingWrite]>([])
         let wake = DispatchSemaphore(value: 0)
     }
 
@@ -71,16 +93,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
         -> T
     {
         try await withCheckedThrowingContinuation { continuation in
-            var outcome: Result<T, any Error>?
-            let job = WriteJob(
-                run: { connection in outcome = Result { try body(connection) } },
-                complete: { commitError in
-                    if let commitError {
-                        continuation.resume(throwing: commitError)
-                    } else {
-                        continuation.resume(with: outcome!)
-                    }
-                })
+            let job = WriteJob(body: body, continuation: continuation)
             queue.jobs.withLock { $0.append(job) }
             queue.wake.signal()
         }
@@ -90,29 +103,34 @@ public final class SQLiteDatabase: @unchecked Sendable {
         while true {
             queue.wake.wait()
             while true {
-                let batch: [WriteJob] = queue.jobs.withLock { queue in
-                    let count = min(queue.count, maximumBatch)
-                    let taken = Array(queue.prefix(count))
-                    queue.removeFirst(count)
+                // Take everything queued; swapping the array out keeps the lock short.
+                let waiting: [any PendingWrite] = queue.jobs.withLock { jobs in
+                    var taken: [any PendingWrite] = []
+                    swap(&taken, &jobs)
                     return taken
                 }
-                if batch.isEmpty { break }
-                commit(batch, on: writer)
+                if waiting.isEmpty { break }
+                var start = 0
+                while start < waiting.count {
+                    let end = min(start + maximumBatch, waiting.count)
+                    commit(waiting[start..<end], on: writer)
+                    start = end
+                }
             }
         }
     }
 
-    private static func commit(_ batch: [WriteJob], on writer: SQLiteConnection) {
+    private static func commit(_ batch: ArraySlice<any PendingWrite>, on writer: SQLiteConnection) {
         do {
             try writer.execute("BEGIN IMMEDIATE")
         } catch {
-            for job in batch { job.complete(error) }
+            for job in batch { job.complete(commitError: error) }
             return
         }
         for job in batch {
             do {
                 try writer.execute("SAVEPOINT roost_write")
-                job.run(writer)
+                job.run(on: writer)
                 try writer.execute("RELEASE roost_write")
             } catch {
                 try? writer.execute("ROLLBACK TO roost_write; RELEASE roost_write")
@@ -120,10 +138,10 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
         do {
             try writer.execute("COMMIT")
-            for job in batch { job.complete(nil) }
+            for job in batch { job.complete(commitError: nil) }
         } catch {
             try? writer.execute("ROLLBACK")
-            for job in batch { job.complete(error) }
+            for job in batch { job.complete(commitError: error) }
         }
     }
 }
