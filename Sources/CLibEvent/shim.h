@@ -1,6 +1,13 @@
 #ifndef ROOST_CLIBEVENT_SHIM_H
 #define ROOST_CLIBEVENT_SHIM_H
 
+// libevent's event-config.h defines _GNU_SOURCE. Including a system header first settles glibc's
+// feature macros without it, as in the other modules (Dispatch, Glibc); otherwise this module's
+// fd_set differs from theirs and a clean build fails with "fds_bits ... not present".
+#include <sys/types.h>
+#include <sys/time.h>
+#include <sys/select.h>
+
 #include <event2/event.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
