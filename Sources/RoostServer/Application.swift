@@ -15,6 +15,16 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout = 60
     public var durability = Durability.normal
     public var accessLog = true
+    /// How many live tokens a user may hold.
+    public var sessionPolicy = SessionPolicy.perDevice
+    /// How long a token lives without use, in seconds; each use (at most hourly) extends it.
+    public var tokenLifetime = 30 * 24 * 60 * 60
+    /// Argon2id cost; tests lower it.
+    public var passwordHasher = PasswordHasher.standard
+    /// Failed-login limits.
+    public var loginLimits = LoginThrottle.Limits()
+    /// Where access-log lines go instead of standard output (tests read them).
+    public var accessLogSink: (@Sendable ([UInt8]) -> Void)?
     /// Where timestamps come from; tests set a fixed clock.
     public var clock: any Clock = SystemClock()
     /// Where guids come from; tests set a predictable source.
@@ -31,21 +41,32 @@ public final class Application: Sendable {
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
-        let store = try SQLiteObjectStore(
+        let storage = try SQLiteStorage(
             directory: configuration.dataDirectory, durability: configuration.durability)
         let metrics = HTTPMetrics()
-        var router = Router(errorResponse: ErrorBoundary.response)
-        ObjectRoutes(
-            service: ObjectService(store: store, clock: configuration.clock, guids: configuration.guids)
-        ).register(in: &router)
-        SystemRoutes(metrics: metrics).register(in: &router)
+        let accounts = AccountService(
+            objects: storage.objects, accounts: storage.accounts, hasher: configuration.passwordHasher,
+            clock: configuration.clock, guids: configuration.guids,
+            throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
+            policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
+            decoyHash: configuration.passwordHasher.hashBlocking(Sodium.randomPassword()))
+        let authenticator = Authenticator(accounts: accounts)
+        var router = APIRouter(
+            router: Router(errorResponse: ErrorBoundary.response), authenticator: authenticator)
+        let objects = ObjectService(
+            store: storage.objects, clock: configuration.clock, guids: configuration.guids)
+        ObjectRoutes(service: objects).register(in: &router)
+        AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
+        SystemRoutes(metrics: metrics).register(in: &router.router)
         let httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
             limits: RequestLimits(maxBodyBytes: configuration.maxBodyBytes),
             readTimeout: configuration.readTimeout,
-            idleTimeout: configuration.idleTimeout, accessLog: configuration.accessLog ? AccessLog() : nil,
+            idleTimeout: configuration.idleTimeout,
+            accessLog: configuration.accessLog
+                ? (configuration.accessLogSink.map { AccessLog(sink: $0) } ?? AccessLog()) : nil,
             errorBody: ErrorBoundary.protocolResponse)
-        server = HTTPServer(configuration: httpConfiguration, responder: router, metrics: metrics)
+        server = HTTPServer(configuration: httpConfiguration, responder: router.router, metrics: metrics)
     }
 
     /// Starts listening; returns once connections are accepted.

@@ -32,7 +32,18 @@ enum ErrorBoundary {
             FileHandle.standardError.write(Data(line.utf8))
             roostError = .internalError
         }
-        return Response.json(roostError.status, roostError.jsonBody)
+        var response = Response.json(roostError.status, roostError.jsonBody)
+        switch roostError.code {
+        case "too_many_attempts":
+            response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 60))
+        case "invalid_token":
+            response.headers.set("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")
+        case "login_required":
+            response.headers.set("WWW-Authenticate", "Bearer realm=\"roost\"")
+        default:
+            break
+        }
+        return response
     }
 
     /// Protocol errors raised by the HTTP layer, in the same shape.

@@ -7,18 +7,28 @@ import RoostStore
 struct ObjectRoutes: Sendable {
     let service: ObjectService
 
-    func register(in router: inout Router) {
-        router.on(.post, "/ff/resources/:collection") { try await create($0) }
-        router.on(.get, "/ff/resources/:collection") { try await list($0) }
-        router.on(.get, "/ff/resources/:collection/:guid") { try await read($0) }
-        router.on(.put, "/ff/resources/:collection/:guid") { try await replace($0) }
-        router.on(.patch, "/ff/resources/:collection/:guid") { try await patch($0) }
-        router.on(.delete, "/ff/resources/:collection/:guid") { try await delete($0) }
+    func register(in router: inout APIRouter) {
+        router.on(.post, "/ff/resources/:collection") { try await create($0, $1) }
+        router.on(.get, "/ff/resources/:collection") { request, _ in try await list(request) }
+        router.on(.get, "/ff/resources/:collection/:guid") { request, _ in try await read(request) }
+        router.on(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
+        router.on(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
+        router.on(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
     }
 
-    private func create(_ request: Request) async throws -> Response {
+    /// Users change through the account endpoints, which keep names and emails unique.
+    private static func refuseUserWrites(_ request: Request) throws {
+        if request.parameters["collection"] == AccountService.userCollection {
+            throw RoostError.forbidden(
+                "FFUser objects are written through /ff/register and the account endpoints.")
+        }
+    }
+
+    private func create(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try Self.refuseUserWrites(request)
         let object = try await service.create(
-            in: request.parameters["collection"]!, body: try Self.bodyObject(request), actor: nil)
+            in: request.parameters["collection"]!, body: try Self.bodyObject(request),
+            actor: principal?.userGuid)
         var response = Self.objectResponse(object, status: 201)
         response.headers.set("Location", "/ff/resources/\(object.collection)/\(object.guid)")
         return response
@@ -35,23 +45,26 @@ struct ObjectRoutes: Sendable {
         return Self.objectResponse(object, status: 200)
     }
 
-    private func replace(_ request: Request) async throws -> Response {
+    private func replace(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try Self.refuseUserWrites(request)
         let object = try await service.replace(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             body: try Self.bodyObject(request),
-            ifMatch: request.headers["If-Match"], actor: nil)
+            ifMatch: request.headers["If-Match"], actor: principal?.userGuid)
         return Self.objectResponse(object, status: 200)
     }
 
-    private func patch(_ request: Request) async throws -> Response {
+    private func patch(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try Self.refuseUserWrites(request)
         let object = try await service.patch(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             patch: try Self.bodyObject(request),
-            ifMatch: request.headers["If-Match"], actor: nil)
+            ifMatch: request.headers["If-Match"], actor: principal?.userGuid)
         return Self.objectResponse(object, status: 200)
     }
 
-    private func delete(_ request: Request) async throws -> Response {
+    private func delete(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try Self.refuseUserWrites(request)
         try await service.delete(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             ifMatch: request.headers["If-Match"])

@@ -30,7 +30,10 @@ public final class SQLiteDatabase: @unchecked Sendable {
         private let continuation: CheckedContinuation<T, any Error>
         private var result: Result<T, any Error>?
 
-        init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+        init(
+            body: @escaping @Sendable (SQLiteConnection) throws -> T,
+            continuation: CheckedContinuation<T, any Error>
+        ) {
             self.body = body
             self.continuation = continuation
         }
@@ -43,7 +46,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
             if let commitError {
                 continuation.resume(throwing: commitError)
             } else {
-                continuation.resume(with: result ?? .failure(SQLiteError(code: 1, message: "write did not run")))
+                continuation.resume(
+                    with: result ?? .failure(SQLiteError(code: 1, message: "write did not run")))
             }
             result = nil
         }

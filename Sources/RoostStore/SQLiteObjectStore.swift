@@ -25,16 +25,13 @@ public final class SQLiteObjectStore: ObjectStore {
                 """)
     ]
 
-    /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
+    /// Opens `roost.sqlite` in `directory` on its own; ``SQLiteStorage`` opens it for every store.
     public convenience init(directory: String, durability: Durability = .normal) throws {
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try self.init(
-            database: SQLiteDatabase(
-                path: directory + "/roost.sqlite", durability: durability, migrations: Self.migrations))
+        self.init(database: try SQLiteStorage.openDatabase(directory: directory, durability: durability))
     }
 
-    init(database: SQLiteDatabase) {
+    /// Uses a database that is already open and migrated.
+    public init(database: SQLiteDatabase) {
         self.database = database
     }
 
@@ -50,17 +47,20 @@ public final class SQLiteObjectStore: ObjectStore {
     }
 
     public func insert(_ object: StoredObject) async throws {
-        try await database.write { connection in
-            do {
-                try connection.run(
-                    """
-                    INSERT INTO objects (collection, guid, document, created_by, created_at, updated_by, updated_at, version)
-                    VALUES (\(object.collection), \(object.guid), \(Self.text(object.document)), \(object.createdBy),
-                    \(object.createdAt), \(object.updatedBy), \(object.updatedAt), \(object.version))
-                    """)
-            } catch let error as SQLiteError where error.isUniqueViolation {
-                throw StoreError.duplicate
-            }
+        try await database.write { connection in try Self.insert(object, on: connection) }
+    }
+
+    /// Inserts inside a write the caller already holds, so other stores can write objects atomically.
+    static func insert(_ object: StoredObject, on connection: SQLiteConnection) throws {
+        do {
+            try connection.run(
+                """
+                INSERT INTO objects (collection, guid, document, created_by, created_at, updated_by, updated_at, version)
+                VALUES (\(object.collection), \(object.guid), \(Self.text(object.document)), \(object.createdBy),
+                \(object.createdAt), \(object.updatedBy), \(object.updatedAt), \(object.version))
+                """)
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.duplicate
         }
     }
 

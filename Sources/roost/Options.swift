@@ -1,3 +1,4 @@
+import RoostCore
 import RoostServer
 import RoostStore
 
@@ -67,6 +68,22 @@ struct ServeOption: Sendable {
             $0.durability = durability
         },
         ServeOption(
+            flag: "--session-policy", variable: "ROOST_SESSION_POLICY", valueName: "POLICY",
+            help: "perDevice (default), singleDevice or unlimited tokens per user"
+        ) {
+            guard let policy = SessionPolicy(rawValue: $1) else {
+                throw UsageError(
+                    message: "--session-policy takes perDevice, singleDevice or unlimited, not '\($1)'")
+            }
+            $0.sessionPolicy = policy
+        },
+        ServeOption(
+            flag: "--token-lifetime", variable: "ROOST_TOKEN_LIFETIME", valueName: "DURATION",
+            help: "how long an unused token lives, e.g. 30d, 12h, 3600 (default 30d)"
+        ) {
+            $0.tokenLifetime = try duration($1, flag: "--token-lifetime")
+        },
+        ServeOption(
             flag: "--access-log", variable: "ROOST_ACCESS_LOG", valueName: "on|off",
             help: "one line per request on standard output (default on)"
         ) {
@@ -85,6 +102,21 @@ struct ServeOption: Sendable {
             )
         }
         return value
+    }
+
+    /// Parses `3600`, `90s`, `15m`, `12h` or `30d` into seconds.
+    static func duration(_ text: String, flag: String) throws -> Int {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = Substring(text)
+        var multiplier = 1
+        if let last = text.last, let unit = units[last] {
+            number = text.dropLast()
+            multiplier = unit
+        }
+        guard let value = Int(number), value > 0, value <= 3650 * 86400 / multiplier else {
+            throw UsageError(message: "\(flag) takes a duration such as 30d, 12h or 3600, not '\(text)'")
+        }
+        return value * multiplier
     }
 
     /// Parses `65536`, `64KiB`, `10MiB`, `1GiB` (and the KB/MB/GB spellings, also as powers of 1024).

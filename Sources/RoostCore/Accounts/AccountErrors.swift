@@ -1,0 +1,55 @@
+import RoostJSON
+
+extension RoostError {
+    /// The one answer to every failed login, whether or not the user exists.
+    public static let invalidCredentials = RoostError(
+        status: 401, code: "invalid_credentials", message: "Invalid user name or password.")
+
+    public static let invalidToken = RoostError(
+        status: 401, code: "invalid_token",
+        message: "The token is unknown, expired or revoked; log in again to get a new one.")
+
+    public static let loginRequired = RoostError(
+        status: 401, code: "login_required",
+        message: "This needs a logged-in user; send 'Authorization: Bearer <token>'.")
+
+    public static func tooManyAttempts(retryAfter seconds: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_attempts",
+            message: "Too many failed logins; wait \(seconds) seconds before trying again.",
+            details: details(["retryAfter": .integer(Int64(seconds))]))
+    }
+
+    public static func weakPassword(_ rule: String, message: String) -> RoostError {
+        RoostError(
+            status: 400, code: "weak_password", message: message, details: details(["rule": .string(rule)]))
+    }
+
+    public static func invalidField(_ field: String, _ message: String) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_field", message: message, details: details(["field": .string(field)]))
+    }
+
+    public static func missingField(_ field: String) -> RoostError {
+        RoostError(
+            status: 400, code: "missing_field", message: "'\(field)' is required.",
+            details: details(["field": .string(field)]))
+    }
+
+    public static func taken(_ field: String) -> RoostError {
+        RoostError(
+            status: 409, code: "conflict",
+            message: "That \(field) is already registered; choose another or log in.",
+            details: details(["field": .string(field)]))
+    }
+
+    public static func forbidden(_ message: String) -> RoostError {
+        RoostError(status: 403, code: "forbidden", message: message)
+    }
+
+    public static func tokenNotFound(_ id: String) -> RoostError {
+        RoostError(
+            status: 404, code: "not_found", message: "There is no live token '\(id.prefix(64))' of yours.",
+            details: details(["id": .string(String(id.prefix(64)))]))
+    }
+}

@@ -1,0 +1,262 @@
+import RoostJSON
+import RoostStore
+
+/// How many live tokens a user may hold.
+public enum SessionPolicy: String, Sendable, CaseIterable {
+    /// One token per device: a new login on a device replaces that device's token.
+    case perDevice
+    /// One token in all: a login revokes the user's tokens on every other device.
+    case singleDevice
+    /// Every login adds a token.
+    case unlimited
+}
+
+/// Who is making a request.
+public struct Principal: Sendable, Equatable {
+    public let userGuid: String
+    public let tokenId: String
+}
+
+/// The device a login comes from; every field is optional.
+public struct DeviceInfo: Sendable, Equatable {
+    public var id: String?
+    public var type: String?
+    public var manufacturerId: String?
+
+    public init(id: String? = nil, type: String? = nil, manufacturerId: String? = nil) {
+        self.id = id
+        self.type = type
+        self.manufacturerId = manufacturerId
+    }
+}
+
+/// A token just issued: the record, and the secret, which is shown this once and never stored.
+public struct IssuedToken: Sendable {
+    public let record: TokenRecord
+    public let secret: String
+}
+
+/// Accounts and sessions: registration, login, tokens, logout, password changes.
+public struct AccountService: Sendable {
+    public static let userCollection = "FFUser"
+    /// Body fields that configure the login and are not stored on the user.
+    static let loginFields = ["password", "deviceId", "deviceType", "manufacturerId"]
+    /// User fields only the server (later: admins) may set.
+    static let reservedUserFields = ["active", "admin"]
+    static let renewalInterval: Int64 = 60 * 60 * 1000
+
+    let objects: any ObjectStore
+    let accounts: any AccountStore
+    let hasher: PasswordHasher
+    let clock: any Clock
+    let guids: any GuidGenerator
+    let throttle: LoginThrottle
+    let policy: SessionPolicy
+    let tokenLifetime: Int64
+    /// Verified for unknown users, so a failed login costs the same whether or not the user exists.
+    let decoyHash: String
+
+    public init(
+        objects: any ObjectStore, accounts: any AccountStore, hasher: PasswordHasher = .standard,
+        clock: any Clock,
+        guids: any GuidGenerator, throttle: LoginThrottle, policy: SessionPolicy = .perDevice,
+        tokenLifetime: Int64 = 30 * 24 * 60 * 60 * 1000, decoyHash: String
+    ) {
+        self.objects = objects
+        self.accounts = accounts
+        self.hasher = hasher
+        self.clock = clock
+        self.guids = guids
+        self.throttle = throttle
+        self.policy = policy
+        self.tokenLifetime = tokenLifetime
+        self.decoyHash = decoyHash
+    }
+
+    /// Creates a user and logs them in.
+    public func register(_ body: JSONObject, device: DeviceInfo) async throws -> (
+        user: StoredObject, token: IssuedToken
+    ) {
+        guard let userName = body["userName"]?.stringValue else {
+            throw body["userName"] == nil
+                ? RoostError.missingField("userName")
+                : RoostError.invalidField("userName", "userName must be a string.")
+        }
+        try Self.validate(userName: userName)
+        let email = try Self.email(in: body)
+        guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
+        try Self.validate(password: password, userName: userName)
+
+        var fields = body
+        for field in Self.loginFields { fields[field] = nil }
+        for field in ObjectService.metadataFields + Self.reservedUserFields where fields[field] != nil {
+            throw RoostError.readOnlyField(field)
+        }
+        fields["userName"] = .string(userName)
+        if let email { fields["email"] = .string(email) }
+        fields["active"] = .bool(true)
+
+        let guid = guids.makeGuid()
+        let now = clock.nowMilliseconds()
+        let user = ObjectService.makeObject(
+            collection: Self.userCollection, guid: guid, fields: fields, createdBy: guid, createdAt: now,
+            updatedBy: guid,
+            updatedAt: now, version: 1)
+        let account = AccountRecord(
+            userGuid: guid, userNameKey: userName.lowercased(), emailKey: email?.lowercased(),
+            passwordHash: await hasher.hash(password))
+        do {
+            try await accounts.createAccount(account, user: user)
+        } catch AccountConflict.userName {
+            throw RoostError.taken("userName")
+        } catch AccountConflict.email {
+            throw RoostError.taken("email")
+        }
+        return (user, try await issueToken(for: guid, device: device))
+    }
+
+    /// Checks a password and issues a token. Every failure is the same `invalid_credentials`.
+    public func login(identifier: String, password: String, device: DeviceInfo, address: String) async throws
+        -> (
+            user: StoredObject, token: IssuedToken
+        )
+    {
+        let key = String(identifier.lowercased().prefix(256))
+        if let wait = throttle.retryAfter(account: key, address: address) {
+            throw RoostError.tooManyAttempts(retryAfter: wait)
+        }
+        let account = try await accounts.account(identifiedBy: key)
+        let valid = await hasher.verify(
+            String(password.prefix(1024)), against: account?.passwordHash ?? decoyHash)
+        guard valid, let account,
+            let user = try await objects.object(in: Self.userCollection, guid: account.userGuid),
+            Self.isActive(user)
+        else {
+            throttle.recordFailure(account: key, address: address)
+            throw RoostError.invalidCredentials
+        }
+        throttle.recordSuccess(account: key)
+        if hasher.needsRehash(account.passwordHash) {
+            try await accounts.updatePasswordHash(
+                userGuid: account.userGuid, hash: await hasher.hash(password), revokingTokensExcept: nil)
+        }
+        return (user, try await issueToken(for: account.userGuid, device: device))
+    }
+
+    /// The principal a token secret stands for; throws `invalid_token` for anything else.
+    public func authenticate(secret: String) async throws -> Principal {
+        guard secret.utf8.count <= 256,
+            let token = try await accounts.token(secretHash: Sodium.sha256(Array(secret.utf8)))
+        else { throw RoostError.invalidToken }
+        let now = clock.nowMilliseconds()
+        guard token.expiresAt > now else { throw RoostError.invalidToken }
+        if now - token.renewedAt >= Self.renewalInterval {
+            try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime, renewedAt: now)
+        }
+        return Principal(userGuid: token.userGuid, tokenId: token.id)
+    }
+
+    /// The user object of a principal.
+    public func user(_ principal: Principal) async throws -> StoredObject {
+        guard let user = try await objects.object(in: Self.userCollection, guid: principal.userGuid) else {
+            throw RoostError.invalidToken
+        }
+        return user
+    }
+
+    /// Revokes the token the principal presented.
+    public func logout(_ principal: Principal) async throws {
+        try await accounts.deleteToken(id: principal.tokenId)
+    }
+
+    /// A live token of the principal's; 404 for anyone else's, expired or revoked ones.
+    public func token(id: String, for principal: Principal) async throws -> TokenRecord {
+        guard let token = try await accounts.token(id: id), token.userGuid == principal.userGuid,
+            token.expiresAt > clock.nowMilliseconds()
+        else { throw RoostError.tokenNotFound(id) }
+        return token
+    }
+
+    /// Revokes one of the principal's tokens.
+    public func revokeToken(id: String, for principal: Principal) async throws {
+        _ = try await token(id: id, for: principal)
+        try await accounts.deleteToken(id: id)
+    }
+
+    /// The principal's live tokens, newest first.
+    public func tokens(for principal: Principal) async throws -> [TokenRecord] {
+        let now = clock.nowMilliseconds()
+        return try await accounts.tokens(userGuid: principal.userGuid).filter { $0.expiresAt > now }
+    }
+
+    /// Changes the password after checking the current one, and revokes every other token.
+    public func changePassword(for principal: Principal, current: String, new: String) async throws {
+        guard let account = try await accounts.account(userGuid: principal.userGuid) else {
+            throw RoostError.invalidToken
+        }
+        guard await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
+            throw RoostError.invalidCredentials
+        }
+        try Self.validate(password: new, userName: account.userNameKey)
+        try await accounts.updatePasswordHash(
+            userGuid: principal.userGuid, hash: await hasher.hash(new),
+            revokingTokensExcept: principal.tokenId)
+    }
+
+    private func issueToken(for userGuid: String, device: DeviceInfo) async throws -> IssuedToken {
+        let secret = Sodium.base64URL(Sodium.randomBytes(32))
+        let now = clock.nowMilliseconds()
+        let record = TokenRecord(
+            id: guids.makeGuid(), userGuid: userGuid, secretHash: Sodium.sha256(Array(secret.utf8)),
+            deviceId: device.id ?? "default", deviceType: device.type, createdAt: now,
+            expiresAt: now + tokenLifetime,
+            renewedAt: now)
+        let revocation: TokenRevocation =
+            switch policy {
+            case .perDevice: .sameDevice
+            case .singleDevice: .allDevices
+            case .unlimited: .none
+            }
+        try await accounts.issue(record, revoking: revocation, manufacturerId: device.manufacturerId)
+        return IssuedToken(record: record, secret: secret)
+    }
+
+    static func isActive(_ user: StoredObject) -> Bool {
+        guard case .object(let document)? = try? JSONParser.parse(user.document) else { return false }
+        return document["active"] != .bool(false)
+    }
+
+    static func validate(userName: String) throws {
+        let allowed = userName.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                || "._-+".unicodeScalars.contains(scalar)
+        }
+        guard (1...64).contains(userName.count), allowed else {
+            throw RoostError.invalidField(
+                "userName",
+                "A userName is 1 to 64 letters, digits, '.', '_', '-' or '+' (no spaces and no '@').")
+        }
+    }
+
+    static func email(in body: JSONObject) throws -> String? {
+        guard let value = body["email"], value != .null else { return nil }
+        guard let email = value.stringValue, email.utf8.count <= 254, !email.contains(" "),
+            let at = email.firstIndex(of: "@"), at != email.startIndex,
+            email[email.index(after: at)...].contains(".")
+        else { throw RoostError.invalidField("email", "email must look like name@example.com.") }
+        return email
+    }
+
+    static func validate(password: String, userName: String) throws {
+        guard password.count >= 8 else {
+            throw RoostError.weakPassword(
+                "min_length", message: "The password must have at least 8 characters.")
+        }
+        guard password.utf8.count <= 1024 else {
+            throw RoostError.weakPassword("max_length", message: "The password must have at most 1024 bytes.")
+        }
+        guard password.lowercased() != userName.lowercased() else {
+            throw RoostError.weakPassword("not_user_name", message: "The password must not be the user name.")
+        }
+    }
+}

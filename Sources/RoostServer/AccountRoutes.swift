@@ -1,0 +1,156 @@
+import Foundation
+import RoostCore
+import RoostHTTP
+import RoostJSON
+import RoostStore
+
+/// `/ff/register`, `/ff/login`, `/ff/logout`, `/ff/session`, `/ff/tokens`, `/ff/password`.
+struct AccountRoutes: Sendable {
+    let accounts: AccountService
+    let authenticator: Authenticator
+
+    func register(in router: inout APIRouter) {
+        router.router.on(.post, "/ff/register") { try await register($0) }
+        router.router.on(.post, "/ff/login") { try await login($0) }
+        router.router.on(.post, "/ff/tokens") { try await createToken($0) }
+        router.router.on(.post, "/ff/logout") { try await logout($0) }
+        router.router.on(.get, "/ff/session") { try await session($0) }
+        router.onLoggedIn(.get, "/ff/tokens") { try await listTokens($1) }
+        router.onLoggedIn(.get, "/ff/tokens/:id") { request, principal in
+            Response.json(
+                200,
+                JSONWriter.bytes(
+                    .object(
+                        Self.describe(
+                            try await accounts.token(id: request.parameters["id"]!, for: principal),
+                            current: principal))))
+        }
+        router.onLoggedIn(.delete, "/ff/tokens/:id") { request, principal in
+            try await accounts.revokeToken(id: request.parameters["id"]!, for: principal)
+            return Response(status: 204)
+        }
+        router.onLoggedIn(.post, "/ff/password") { try await changePassword($0, $1) }
+    }
+
+    private func register(_ request: Request) async throws -> Response {
+        let body = try ObjectRoutes.bodyObject(request)
+        let (user, token) = try await accounts.register(body, device: Self.device(in: body))
+        return Response.json(201, Self.loginBody(user: user, token: token))
+    }
+
+    /// JSON `{userName|email, password}`, FatFractal's `{"credential": {...}}`, or HTTP Basic.
+    private func login(_ request: Request) async throws -> Response {
+        let usesBasic = request.headers["Authorization"]?.lowercased().hasPrefix("basic ") == true
+        do {
+            let (identifier, password, device) = try Self.credentials(in: request)
+            let (user, token) = try await accounts.login(
+                identifier: identifier, password: password, device: device, address: request.remoteAddress)
+            return Response.json(200, Self.loginBody(user: user, token: token))
+        } catch let error as RoostError where error.code == "invalid_credentials" && usesBasic {
+            var response = Response.json(401, error.jsonBody)
+            response.headers.set("WWW-Authenticate", "Basic realm=\"roost\", charset=\"UTF-8\"")
+            return response
+        }
+    }
+
+    /// Seed 003's token resource: the token object itself, with its id for later checks.
+    private func createToken(_ request: Request) async throws -> Response {
+        let (identifier, password, device) = try Self.credentials(in: request)
+        let (_, token) = try await accounts.login(
+            identifier: identifier, password: password, device: device, address: request.remoteAddress)
+        var object = Self.describe(token.record, current: nil)
+        object["token"] = .string(token.secret)
+        var response = Response.json(201, JSONWriter.bytes(.object(object)))
+        response.headers.set("Location", "/ff/tokens/\(token.record.id)")
+        return response
+    }
+
+    private func logout(_ request: Request) async throws -> Response {
+        guard let principal = await authenticator.optionalPrincipal(for: request) else {
+            return Response.json(200, Array(#"{"loggedOut":false}"#.utf8))
+        }
+        try await accounts.logout(principal)
+        return Response.json(200, Array(#"{"loggedOut":true}"#.utf8))
+    }
+
+    private func session(_ request: Request) async throws -> Response {
+        guard let principal = await authenticator.optionalPrincipal(for: request),
+            let user = try? await accounts.user(principal)
+        else { return Response.json(200, Array(#"{"loggedIn":false}"#.utf8)) }
+        return Response.json(
+            200, Array(#"{"loggedIn":true,"user":"#.utf8) + user.document + [UInt8(ascii: "}")])
+    }
+
+    private func listTokens(_ principal: Principal) async throws -> Response {
+        let items = try await accounts.tokens(for: principal).map {
+            JSONValue.object(Self.describe($0, current: principal))
+        }
+        return Response.json(
+            200, JSONWriter.bytes(.object(JSONObject(uniqueMembers: [("items", .array(items))]))))
+    }
+
+    private func changePassword(_ request: Request, _ principal: Principal) async throws -> Response {
+        let body = try ObjectRoutes.bodyObject(request)
+        guard let current = body["currentPassword"]?.stringValue else {
+            throw RoostError.missingField("currentPassword")
+        }
+        guard let new = body["newPassword"]?.stringValue else { throw RoostError.missingField("newPassword") }
+        try await accounts.changePassword(for: principal, current: current, new: new)
+        return Response.json(200, Array(#"{"changed":true}"#.utf8))
+    }
+
+    static func loginBody(user: StoredObject, token: IssuedToken) -> [UInt8] {
+        var body = Array(#"{"user":"#.utf8) + user.document
+        body += Array(#","token":"#.utf8) + JSONWriter.bytes(.string(token.secret))
+        body += Array(#","tokenId":"#.utf8) + JSONWriter.bytes(.string(token.record.id))
+        body += Array(#","expiresAt":\#(token.record.expiresAt)}"#.utf8)
+        return body
+    }
+
+    /// A token without its secret.
+    static func describe(_ token: TokenRecord, current: Principal?) -> JSONObject {
+        var object = JSONObject(uniqueMembers: [
+            ("id", .string(token.id)), ("userGuid", .string(token.userGuid)),
+            ("deviceId", .string(token.deviceId)),
+            ("deviceType", token.deviceType.map(JSONValue.string) ?? .null),
+            ("createdAt", .integer(token.createdAt)),
+            ("expiresAt", .integer(token.expiresAt)),
+        ])
+        if let current { object["current"] = .bool(current.tokenId == token.id) }
+        return object
+    }
+
+    static func device(in body: JSONObject) -> DeviceInfo {
+        let manufacturerId = body["manufacturerId"]?.stringValue.map { String($0.prefix(128)) }
+        return DeviceInfo(
+            id: body["deviceId"]?.stringValue.map { String($0.prefix(128)) } ?? manufacturerId,
+            type: body["deviceType"]?.stringValue.map { String($0.prefix(64)) },
+            manufacturerId: manufacturerId)
+    }
+
+    /// The identifier, password and device of a login, from any of the accepted shapes.
+    static func credentials(in request: Request) throws -> (String, String, DeviceInfo) {
+        if let authorization = request.headers["Authorization"],
+            authorization.lowercased().hasPrefix("basic ")
+        {
+            guard
+                let decoded = Data(
+                    base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+                let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+            else { throw RoostError.invalidCredentials }
+            let device =
+                request.body.isEmpty
+                ? DeviceInfo() : device(in: (try? ObjectRoutes.bodyObject(request)) ?? JSONObject())
+            return (String(text[..<colon]), String(text[text.index(after: colon)...]), device)
+        }
+        var body = try ObjectRoutes.bodyObject(request)
+        if let credential = body["credential"]?.objectValue {
+            for member in credential.members where body[member.key] == nil { body[member.key] = member.value }
+        }
+        guard let identifier = (body["userName"] ?? body["email"])?.stringValue else {
+            throw RoostError.missingField("userName")
+        }
+        guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
+        return (identifier, password, device(in: body))
+    }
+}

@@ -1,0 +1,61 @@
+import RoostCore
+import RoostHTTP
+
+/// Finds who a request comes from: a token in `Authorization: Bearer` or `X-Token`.
+struct Authenticator: Sendable {
+    let accounts: AccountService
+
+    /// The principal, nil for a request without credentials; a bad token throws `invalid_token`
+    /// rather than quietly treating the request as anonymous.
+    func principal(for request: Request) async throws -> Principal? {
+        guard let secret = try Self.tokenSecret(in: request) else { return nil }
+        return try await accounts.authenticate(secret: secret)
+    }
+
+    /// The principal, or nil when the request has no valid token (for the session check and logout).
+    func optionalPrincipal(for request: Request) async -> Principal? {
+        try? await principal(for: request)
+    }
+
+    static func tokenSecret(in request: Request) throws -> String? {
+        if let authorization = request.headers["Authorization"] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                throw RoostError(
+                    status: 401, code: "invalid_token",
+                    message:
+                        "Send a token as 'Authorization: Bearer <token>'; HTTP Basic works only with POST /ff/login."
+                )
+            }
+            return String(parts[1]).trimmingCharacters(in: .whitespaces)
+        }
+        return request.headers["X-Token"]
+    }
+}
+
+/// A router whose handlers receive the request's principal.
+struct APIRouter {
+    var router: Router
+    let authenticator: Authenticator
+
+    /// Adds a route whose handler gets the principal (nil when anonymous).
+    mutating func on(
+        _ method: HTTPMethod, _ pattern: String,
+        _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
+    ) {
+        router.on(method, pattern) { [authenticator] request in
+            try await handler(request, try await authenticator.principal(for: request))
+        }
+    }
+
+    /// Adds a route that needs a logged-in user.
+    mutating func onLoggedIn(
+        _ method: HTTPMethod, _ pattern: String,
+        _ handler: @escaping @Sendable (Request, Principal) async throws -> Response
+    ) {
+        on(method, pattern) { request, principal in
+            guard let principal else { throw RoostError.loginRequired }
+            return try await handler(request, principal)
+        }
+    }
+}

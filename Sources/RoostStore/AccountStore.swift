@@ -1,0 +1,99 @@
+/// A user's credentials, kept apart from the readable `FFUser` object.
+public struct AccountRecord: Sendable, Equatable {
+    public var userGuid: String
+    /// The user name, lowercased: names are unique without regard to case.
+    public var userNameKey: String
+    /// The email, lowercased, if the user gave one.
+    public var emailKey: String?
+    /// An Argon2id hash in libsodium's string format.
+    public var passwordHash: String
+
+    public init(userGuid: String, userNameKey: String, emailKey: String?, passwordHash: String) {
+        self.userGuid = userGuid
+        self.userNameKey = userNameKey
+        self.emailKey = emailKey
+        self.passwordHash = passwordHash
+    }
+}
+
+/// A session token as stored: only the SHA-256 of the secret, never the secret.
+public struct TokenRecord: Sendable, Equatable {
+    public var id: String
+    public var userGuid: String
+    public var secretHash: [UInt8]
+    public var deviceId: String
+    public var deviceType: String?
+    /// Milliseconds since 1970.
+    public var createdAt: Int64
+    public var expiresAt: Int64
+    /// When the expiry last moved forward; renewal happens at most once an hour.
+    public var renewedAt: Int64
+
+    public init(
+        id: String, userGuid: String, secretHash: [UInt8], deviceId: String, deviceType: String?,
+        createdAt: Int64,
+        expiresAt: Int64, renewedAt: Int64
+    ) {
+        self.id = id
+        self.userGuid = userGuid
+        self.secretHash = secretHash
+        self.deviceId = deviceId
+        self.deviceType = deviceType
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.renewedAt = renewedAt
+    }
+}
+
+/// Which of a user's tokens a new login replaces.
+public enum TokenRevocation: Sendable, Equatable {
+    /// Keep every other token.
+    case none
+    /// Replace the token of the same device.
+    case sameDevice
+    /// Replace every token of the user.
+    case allDevices
+}
+
+/// Why an account could not be created.
+public enum AccountConflict: Error, Sendable, Equatable {
+    case userName
+    case email
+}
+
+/// Accounts, tokens and devices. Implemented next to ``ObjectStore`` by each driver, because
+/// creating a user writes both in one transaction.
+public protocol AccountStore: Sendable {
+    /// Stores the account and its `FFUser` object together; throws ``AccountConflict``.
+    func createAccount(_ account: AccountRecord, user: StoredObject) async throws
+
+    /// The account whose user name or email (lowercased) is `key`.
+    func account(identifiedBy key: String) async throws -> AccountRecord?
+
+    /// The account of a user.
+    func account(userGuid: String) async throws -> AccountRecord?
+
+    /// Replaces a password hash; with `revokingTokensExcept`, also deletes the user's other tokens.
+    func updatePasswordHash(userGuid: String, hash: String, revokingTokensExcept keptTokenId: String?)
+        async throws
+
+    /// Stores a token, first deleting the tokens `revocation` names, and records the device.
+    func issue(_ token: TokenRecord, revoking revocation: TokenRevocation, manufacturerId: String?)
+        async throws
+
+    /// The token whose secret hashes to `secretHash`, if it exists (expired ones included).
+    func token(secretHash: [UInt8]) async throws -> TokenRecord?
+
+    /// The token with this id.
+    func token(id: String) async throws -> TokenRecord?
+
+    /// A user's tokens, newest first.
+    func tokens(userGuid: String) async throws -> [TokenRecord]
+
+    /// Deletes a token; true if it existed.
+    @discardableResult
+    func deleteToken(id: String) async throws -> Bool
+
+    /// Moves a token's expiry forward.
+    func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws
+}

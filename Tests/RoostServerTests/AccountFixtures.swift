@@ -1,0 +1,60 @@
+import Foundation
+import RoostCore
+import RoostServer
+import RoostTestSupport
+import Synchronization
+
+/// A clock tests move by hand.
+final class ManualClock: Clock {
+    private let now = Atomic<Int64>(1_790_000_000_000)
+    func nowMilliseconds() -> Int64 { now.load(ordering: .relaxed) }
+    func advance(seconds: Int64) { now.add(seconds * 1000, ordering: .relaxed) }
+}
+
+/// Collects access-log output.
+final class LogCapture: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
+    func append(_ new: [UInt8]) { bytes.withLock { $0 += new } }
+    var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// A server with cheap password hashing (tests need speed, not strength) and a manual clock.
+func makeAccountServer(
+    clock: ManualClock = ManualClock(), policy: SessionPolicy = .perDevice, log: LogCapture? = nil,
+    limits: LoginThrottle.Limits = LoginThrottle.Limits()
+) throws -> TestServer {
+    try TestServer { configuration in
+        configuration.clock = clock
+        configuration.sessionPolicy = policy
+        configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+        configuration.loginLimits = limits
+        if let log {
+            configuration.accessLog = true
+            configuration.accessLogSink = { log.append($0) }
+        }
+    }
+}
+
+extension TestHTTPClient {
+    /// Registers a user and returns the JSON answer.
+    func register(_ userName: String, password: String = "correct horse", extra: String = "") async throws
+        -> TestResponse
+    {
+        try await send(
+            "POST", "/ff/register", json: #"{"userName":"\#(userName)","password":"\#(password)"\#(extra)}"#)
+    }
+
+    /// Logs in and returns the token.
+    func login(_ userName: String, password: String = "correct horse", device: String? = nil) async throws
+        -> String
+    {
+        let deviceField = device.map { #","deviceId":"\#($0)""# } ?? ""
+        let response = try await send(
+            "POST", "/ff/login",
+            json: #"{"userName":"\#(userName)","password":"\#(password)"\#(deviceField)}"#)
+        guard response.status == 200, let token = response.json["token"] as? String else {
+            throw TestClientError(description: "login failed: \(response.status) \(response.text)")
+        }
+        return token
+    }
+}
