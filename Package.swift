@@ -26,13 +26,16 @@ let package = Package(
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
 
+        // Our own few lines of C, for what Swift cannot call (variadic syscall()).
+        .target(name: "CRoostSystem"),
+
         // Pure Swift layers, bottom up.
         .target(name: "RoostJSON"),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent"]),
         .target(name: "RoostStore", dependencies: ["CSQLite", "RoostJSON"]),
-        .target(name: "RoostCore", dependencies: ["RoostStore", "RoostJSON", "CSodium"]),
+        .target(name: "RoostCore", dependencies: ["RoostStore", "RoostJSON", "CSodium", "CRoostSystem"]),
         .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostJSON"]),
-        .executableTarget(name: "roost", dependencies: ["RoostServer"]),
+        .executableTarget(name: "roost", dependencies: ["RoostServer", "CRoostSystem"]),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP"]),
 

@@ -40,17 +40,13 @@ public enum Sodium {
 
 /// Argon2id password hashing through libsodium, off the event loops.
 ///
-/// Hashing takes tens of milliseconds and 19 MiB by design, so it runs on a queue of its own with
-/// at most one job per core; handlers await it, and the loops keep serving other requests.
+/// Hashing takes tens of milliseconds and 19 MiB by design, so it runs on ``BackgroundWorkers``
+/// at low priority; handlers await it, and the loops keep serving other requests.
 public struct PasswordHasher: Sendable {
     /// Passes over memory (OWASP's minimum for Argon2id is 2 with 19 MiB).
     public let operations: UInt64
     /// Bytes of memory per hash.
     public let memory: Int
-
-    private static let queue = DispatchQueue(label: "roost-password-hashing", attributes: .concurrent)
-    private static let slots = DispatchSemaphore(
-        value: max(1, Foundation.ProcessInfo.processInfo.activeProcessorCount))
 
     /// The production setting: Argon2id, t=2, m=19 MiB.
     public static let standard = PasswordHasher(operations: 2, memory: 19 * 1024 * 1024)
@@ -91,13 +87,6 @@ public struct PasswordHasher: Sendable {
     }
 
     private static func offload<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            queue.async {
-                slots.wait()
-                let result = work()
-                slots.signal()
-                continuation.resume(returning: result)
-            }
-        }
+        await BackgroundWorkers.shared.run(work)
     }
 }
