@@ -30,7 +30,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(handle)
+            // deinit still runs after this throw and closes the handle; closing here too would be twice.
             throw SQLiteError(code: status, message: "cannot open \(path): \(message)")
         }
         sqlite3_extended_result_codes(handle, 1)

@@ -46,10 +46,9 @@ public final class RawConnection: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard status == 0 else {
-            close(fd)
-            throw TestClientError(description: "cannot connect to port \(port)")
-        }
+        // No close here: a class whose init throws after setting every property still runs
+        // deinit, which closes the socket; closing twice could close another thread's new socket.
+        guard status == 0 else { throw TestClientError(description: "cannot connect to port \(port)") }
         setTimeout(timeout)
     }
 
