@@ -35,7 +35,8 @@ let package = Package(
         .target(name: "RoostStore", dependencies: ["CSQLite", "RoostJSON"]),
         .target(name: "RoostCore", dependencies: ["RoostStore", "RoostJSON", "CSodium", "CRoostSystem"]),
         .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostJSON"]),
-        .executableTarget(name: "roost", dependencies: ["RoostServer", "CRoostSystem"]),
+        .executableTarget(
+            name: "roost", dependencies: ["RoostServer", "RoostCore", "RoostStore", "CRoostSystem"]),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP"]),
 

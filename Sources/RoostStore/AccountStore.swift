@@ -55,6 +55,16 @@ public enum TokenRevocation: Sendable, Equatable {
     case allDevices
 }
 
+/// Which tokens a password change ends.
+public enum TokenCleanup: Sendable, Equatable {
+    /// None: a rehash at login changes nothing the user sees.
+    case none
+    /// All but the session that made the change.
+    case allExcept(tokenId: String)
+    /// All: an administrator reset the password.
+    case all
+}
+
 /// Why an account could not be created.
 public enum AccountConflict: Error, Sendable, Equatable {
     case userName
@@ -73,8 +83,8 @@ public protocol AccountStore: Sendable {
     /// The account of a user.
     func account(userGuid: String) async throws -> AccountRecord?
 
-    /// Replaces a password hash; with `revokingTokensExcept`, also deletes the user's other tokens.
-    func updatePasswordHash(userGuid: String, hash: String, revokingTokensExcept keptTokenId: String?)
+    /// Replaces a password hash and deletes the tokens `revoking` names.
+    func updatePasswordHash(userGuid: String, hash: String, revoking: TokenCleanup)
         async throws
 
     /// Stores a token, first deleting the tokens `revocation` names, and records the device.
@@ -93,6 +103,9 @@ public protocol AccountStore: Sendable {
     /// Deletes a token; true if it existed.
     @discardableResult
     func deleteToken(id: String) async throws -> Bool
+
+    /// Deletes an account with its tokens, devices and `FFUser` object; false if there was none.
+    func deleteAccount(userGuid: String) async throws -> Bool
 
     /// Moves a token's expiry forward.
     func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws

@@ -90,15 +90,24 @@ public final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    public func updatePasswordHash(userGuid: String, hash: String, revokingTokensExcept keptTokenId: String?)
-        async throws
-    {
+    public func updatePasswordHash(userGuid: String, hash: String, revoking: TokenCleanup) async throws {
         try await database.write { connection in
             try connection.run("UPDATE accounts SET password_hash = \(hash) WHERE user_guid = \(userGuid)")
-            if let keptTokenId {
-                try connection.run(
-                    "DELETE FROM tokens WHERE user_guid = \(userGuid) AND id != \(keptTokenId)")
+            switch revoking {
+            case .none: break
+            case .allExcept(let tokenId):
+                try connection.run("DELETE FROM tokens WHERE user_guid = \(userGuid) AND id != \(tokenId)")
+            case .all:
+                try connection.run("DELETE FROM tokens WHERE user_guid = \(userGuid)")
             }
+        }
+    }
+
+    public func deleteAccount(userGuid: String) async throws -> Bool {
+        try await database.write { connection in
+            let deleted = try connection.run("DELETE FROM accounts WHERE user_guid = \(userGuid)") > 0
+            try connection.run("DELETE FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)")
+            return deleted
         }
     }
 

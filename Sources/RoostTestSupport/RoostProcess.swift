@@ -40,7 +40,7 @@ public final class RoostProcess: @unchecked Sendable {
     }
 
     /// The `roost` binary built beside the test bundle, or `ROOST_BINARY`.
-    static func binaryPath() throws -> String {
+    public static func binaryPath() throws -> String {
         if let path = ProcessInfo.processInfo.environment["ROOST_BINARY"] { return path }
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = testBinary.deletingLastPathComponent()
@@ -53,5 +53,37 @@ public final class RoostProcess: @unchecked Sendable {
             description:
                 "cannot find the roost binary near \(testBinary.path); run 'swift build' first or set ROOST_BINARY"
         )
+    }
+}
+
+/// What a finished `roost` command printed.
+public struct CommandResult: Sendable {
+    public let status: Int32
+    public let output: String
+    public let errorOutput: String
+}
+
+/// Runs `roost` with arguments and standard input, and waits for it to exit.
+public func runRoost(_ arguments: [String], input: String = "") async throws -> CommandResult {
+    let binary = try RoostProcess.binaryPath()
+    return try await offCooperativePool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errorOutput = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandResult(
+            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+            errorOutput: String(decoding: errorOutput, as: UTF8.self))
     }
 }

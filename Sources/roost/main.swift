@@ -12,6 +12,7 @@ let mainHelp = """
 
     COMMANDS:
       serve      Run the server (SQLite in the data folder)
+      users      Create administrators, reset passwords, delete users
       version    Print the version
       help       Show help for a command, e.g. 'roost help serve'
 
@@ -133,6 +134,8 @@ switch arguments.first {
 case nil, "help", "--help", "-h":
     if arguments.count > 1, arguments[1] == "serve" {
         print(serveHelp())
+    } else if arguments.count > 1, arguments[1] == "users" {
+        print(usersHelp)
     } else {
         print(mainHelp)
     }
@@ -142,6 +145,8 @@ case "version", "--version":
     status = 0
 case "serve":
     status = await serve(Array(arguments.dropFirst()))
+case "users":
+    status = await users(Array(arguments.dropFirst()))
 default:
     printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
     status = 64

@@ -77,6 +77,14 @@ public struct AccountService: Sendable {
     public func register(_ body: JSONObject, device: DeviceInfo) async throws -> (
         user: StoredObject, token: IssuedToken
     ) {
+        let user = try await createAccount(from: body, reservedFields: [:])
+        return (user, try await issueToken(for: user.guid, device: device))
+    }
+
+    /// Validates a registration body and stores the account with its `FFUser` object.
+    func createAccount(from body: JSONObject, reservedFields: [String: JSONValue]) async throws
+        -> StoredObject
+    {
         guard let userName = body["userName"]?.stringValue else {
             throw body["userName"] == nil
                 ? RoostError.missingField("userName")
@@ -95,6 +103,7 @@ public struct AccountService: Sendable {
         fields["userName"] = .string(userName)
         if let email { fields["email"] = .string(email) }
         fields["active"] = .bool(true)
+        for (field, value) in reservedFields { fields[field] = value }
 
         let guid = guids.makeGuid()
         let now = clock.nowMilliseconds()
@@ -112,7 +121,7 @@ public struct AccountService: Sendable {
         } catch AccountConflict.email {
             throw RoostError.taken("email")
         }
-        return (user, try await issueToken(for: guid, device: device))
+        return user
     }
 
     /// Checks a password and issues a token. Every failure is the same `invalid_credentials`.
@@ -138,7 +147,7 @@ public struct AccountService: Sendable {
         throttle.recordSuccess(account: key)
         if hasher.needsRehash(account.passwordHash) {
             try await accounts.updatePasswordHash(
-                userGuid: account.userGuid, hash: await hasher.hash(password), revokingTokensExcept: nil)
+                userGuid: account.userGuid, hash: await hasher.hash(password), revoking: .none)
         }
         return (user, try await issueToken(for: account.userGuid, device: device))
     }
@@ -200,10 +209,10 @@ public struct AccountService: Sendable {
         try Self.validate(password: new, userName: account.userNameKey)
         try await accounts.updatePasswordHash(
             userGuid: principal.userGuid, hash: await hasher.hash(new),
-            revokingTokensExcept: principal.tokenId)
+            revoking: .allExcept(tokenId: principal.tokenId))
     }
 
-    private func issueToken(for userGuid: String, device: DeviceInfo) async throws -> IssuedToken {
+    func issueToken(for userGuid: String, device: DeviceInfo) async throws -> IssuedToken {
         let secret = Sodium.base64URL(Sodium.randomBytes(32))
         let now = clock.nowMilliseconds()
         let record = TokenRecord(

@@ -1,0 +1,39 @@
+import RoostJSON
+import RoostStore
+
+/// What the `roost users` commands do: bootstrap administrators and rescue locked-out users.
+extension AccountService {
+    /// Creates a user without logging them in; `admin` marks an administrator.
+    public func createUser(userName: String, email: String?, password: String, admin: Bool) async throws
+        -> StoredObject
+    {
+        var body = JSONObject()
+        body["userName"] = .string(userName)
+        if let email { body["email"] = .string(email) }
+        body["password"] = .string(password)
+        return try await createAccount(from: body, reservedFields: admin ? ["admin": .bool(true)] : [:])
+    }
+
+    /// Sets a new password and ends every session of the user.
+    public func resetPassword(userName: String, to password: String) async throws {
+        let account = try await existingAccount(userName)
+        try Self.validate(password: password, userName: account.userNameKey)
+        try await accounts.updatePasswordHash(
+            userGuid: account.userGuid, hash: await hasher.hash(password), revoking: .all)
+    }
+
+    /// Deletes a user, their sessions and their `FFUser` object.
+    public func deleteUser(userName: String) async throws {
+        let account = try await existingAccount(userName)
+        _ = try await accounts.deleteAccount(userGuid: account.userGuid)
+    }
+
+    private func existingAccount(_ identifier: String) async throws -> AccountRecord {
+        guard let account = try await accounts.account(identifiedBy: identifier.lowercased()) else {
+            throw RoostError(
+                status: 404, code: "not_found", message: "There is no user '\(identifier.prefix(64))'.",
+                details: RoostError.details(["userName": .string(String(identifier.prefix(64)))]))
+        }
+        return account
+    }
+}

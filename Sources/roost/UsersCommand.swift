@@ -1,0 +1,136 @@
+import Foundation
+import RoostCore
+import RoostStore
+
+let usersHelp = """
+    Manage user accounts in a data folder (the server may be running).
+
+    USAGE:
+      roost users create NAME [--email EMAIL] [--admin] [options]
+      roost users reset-password NAME [options]
+      roost users delete NAME [options]
+
+    OPTIONS:
+      --data-dir PATH       the server's data folder (default ./roost-data; env: ROOST_DATA_DIR)
+      --password-stdin      read the password from standard input instead of prompting
+      --email EMAIL         the new user's email (create only)
+      --admin               make the new user an administrator (create only)
+      -h, --help            show this help
+
+    Passwords are asked for twice without echo when the terminal is interactive; otherwise the
+    first line of standard input is the password. reset-password ends every session of the user.
+    """
+
+/// `roost users ...`: returns the exit status.
+func users(_ arguments: [String]) async -> Int32 {
+    guard let action = arguments.first, !["-h", "--help", "help"].contains(action) else {
+        print(usersHelp)
+        return 0
+    }
+    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
+    var email: String?
+    var admin = false
+    var passwordFromStdin = false
+    var names: [String] = []
+    var index = 1
+    while index < arguments.count {
+        let argument = arguments[index]
+        switch argument {
+        case "--data-dir", "--email":
+            guard index + 1 < arguments.count else {
+                printError("\(argument) needs a value\nRun 'roost users --help' for the options.")
+                return 64
+            }
+            if argument == "--data-dir" {
+                dataDirectory = arguments[index + 1]
+            } else {
+                email = arguments[index + 1]
+            }
+            index += 1
+        case "--admin": admin = true
+        case "--password-stdin": passwordFromStdin = true
+        case "-h", "--help":
+            print(usersHelp)
+            return 0
+        default:
+            if argument.hasPrefix("-") {
+                printError("unknown option '\(argument)'\nRun 'roost users --help' for the options.")
+                return 64
+            }
+            names.append(argument)
+        }
+        index += 1
+    }
+    guard ["create", "reset-password", "delete"].contains(action) else {
+        printError("unknown users command '\(action)'\nRun 'roost users --help' for the commands.")
+        return 64
+    }
+    guard names.count == 1, let name = names.first else {
+        printError("'roost users \(action)' takes one user name\nRun 'roost users --help' for the usage.")
+        return 64
+    }
+    guard FileManager.default.fileExists(atPath: dataDirectory) || action == "create" else {
+        printError("there is no data folder at \(dataDirectory); pass --data-dir")
+        return 66
+    }
+    do {
+        let storage = try SQLiteStorage(directory: dataDirectory)
+        let accounts = AccountService(
+            objects: storage.objects, accounts: storage.accounts, clock: SystemClock(),
+            guids: RandomGuidGenerator(),
+            throttle: LoginThrottle(clock: SystemClock()), decoyHash: "")
+        switch action {
+        case "create":
+            let password = try readPassword(fromStdin: passwordFromStdin)
+            let user = try await accounts.createUser(
+                userName: name, email: email, password: password, admin: admin)
+            say("created \(admin ? "administrator" : "user") '\(name)' (guid \(user.guid))")
+        case "reset-password":
+            let password = try readPassword(fromStdin: passwordFromStdin)
+            try await accounts.resetPassword(userName: name, to: password)
+            say("password of '\(name)' changed; every session of theirs has ended")
+        default:
+            try await accounts.deleteUser(userName: name)
+            say("deleted user '\(name)', their sessions and their FFUser object")
+        }
+        return 0
+    } catch let error as RoostError {
+        printError(error.message)
+        return error.status == 404 ? 67 : 65
+    } catch let error as UsageError {
+        printError(error.message)
+        return 64
+    } catch {
+        printError("\(error)")
+        return 1
+    }
+}
+
+/// Prompts twice without echo on a terminal; otherwise reads the first line of standard input.
+func readPassword(fromStdin: Bool) throws -> String {
+    if fromStdin || isatty(STDIN_FILENO) == 0 {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw UsageError(message: "no password on standard input")
+        }
+        return line
+    }
+    let first = try promptWithoutEcho("Password: ")
+    let second = try promptWithoutEcho("Repeat password: ")
+    guard first == second else { throw UsageError(message: "the two passwords differ; nothing was changed") }
+    return first
+}
+
+private func promptWithoutEcho(_ prompt: String) throws -> String {
+    FileHandle.standardError.write(Data(prompt.utf8))
+    var saved = termios()
+    tcgetattr(STDIN_FILENO, &saved)
+    var silent = saved
+    silent.c_lflag &= ~tcflag_t(ECHO)
+    tcsetattr(STDIN_FILENO, TCSANOW, &silent)
+    defer {
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+    guard let line = readLine(strippingNewline: true) else { throw UsageError(message: "no password given") }
+    return line
+}

@@ -1,0 +1,95 @@
+import Foundation
+import RoostTestSupport
+import Testing
+
+@Suite("The roost command")
+struct CommandLineTests {
+    @Test("help and version read like a real tool's")
+    func help() async throws {
+        let main = try await runRoost(["--help"])
+        #expect(main.status == 0)
+        #expect(main.output.contains("USAGE:\n  roost <command> [options]"))
+        #expect(main.output.contains("users      Create administrators"))
+        let serve = try await runRoost(["serve", "--help"])
+        #expect(serve.status == 0)
+        #expect(serve.output.contains("--data-dir PATH"))
+        #expect(serve.output.contains("env: ROOST_SESSION_POLICY"))
+        #expect(try await runRoost(["version"]).output.hasPrefix("roost "))
+        #expect(try await runRoost(["users", "--help"]).output.contains("roost users reset-password NAME"))
+    }
+
+    @Test(
+        "mistakes exit 64 with a message that says what to do",
+        arguments: [
+            (["serve", "--port", "99999"], "--port takes a whole number from 0 to 65535, not '99999'"),
+            (["serve", "--bogus"], "unknown option '--bogus'"),
+            (
+                ["serve", "--max-body-size", "lots"],
+                "--max-body-size takes a size such as 10MiB or 65536, not 'lots'"
+            ),
+            (
+                ["serve", "--session-policy", "some"],
+                "--session-policy takes perDevice, singleDevice or unlimited, not 'some'"
+            ),
+            (
+                ["serve", "--token-lifetime", "forever"],
+                "--token-lifetime takes a duration such as 30d, 12h or 3600, not 'forever'"
+            ),
+            (["frobnicate"], "unknown command 'frobnicate'"),
+            (["users", "create"], "'roost users create' takes one user name"),
+        ])
+    func usageErrors(_ arguments: [String], _ message: String) async throws {
+        let result = try await runRoost(arguments)
+        #expect(result.status == 64)
+        #expect(result.errorOutput.contains(message), "\(result.errorOutput)")
+        #expect(result.errorOutput.contains("--help"))
+    }
+
+    @Test("users create --admin, reset-password and delete act on a running server's data")
+    func userAdministration() async throws {
+        let directory = TestServer.makeTemporaryDirectory()
+        let created = try await runRoost(
+            ["users", "create", "root", "--admin", "--email", "root@example.com", "--data-dir", directory],
+            input: "first-password\n")
+        #expect(created.status == 0, "\(created.errorOutput)")
+        #expect(created.output.hasPrefix("created administrator 'root'"))
+        #expect(!created.output.contains("first-password"))
+        let again = try await runRoost(
+            ["users", "create", "ROOT", "--data-dir", directory], input: "first-password\n")
+        #expect(again.status == 65)
+        #expect(again.errorOutput.contains("That userName is already registered"))
+
+        let server = try RoostProcess(dataDirectory: directory)
+        let client = TestHTTPClient(port: server.port)
+        let token = try await client.login("root", password: "first-password")
+        let session = try await client.send("GET", "/ff/session", headers: [("X-Token", token)])
+        #expect((session.json["user"] as? [String: Any])?["admin"] as? Bool == true)
+
+        let reset = try await runRoost(
+            ["users", "reset-password", "root", "--data-dir", directory], input: "second-password\n")
+        #expect(reset.status == 0, "\(reset.errorOutput)")
+        #expect(
+            try await client.send("GET", "/ff/session", headers: [("X-Token", token)]).text
+                == #"{"loggedIn":false}"#)
+        #expect(
+            try await client.send(
+                "POST", "/ff/login", json: #"{"userName":"root","password":"first-password"}"#
+            ).status == 401)
+        let second = try await client.login("root", password: "second-password")
+
+        let deleted = try await runRoost(["users", "delete", "root", "--data-dir", directory])
+        #expect(deleted.status == 0)
+        let rejected = try await client.send(
+            "POST", "/ff/resources/Note", json: "{}", headers: [("X-Token", second)])
+        #expect(rejected.status == 401)
+        #expect(rejected.json["code"] as? String == "invalid_token")
+        #expect(
+            try await client.send(
+                "POST", "/ff/login", json: #"{"userName":"root","password":"second-password"}"#
+            ).status == 401)
+        let missing = try await runRoost(["users", "delete", "root", "--data-dir", directory])
+        #expect(missing.status == 67)
+        #expect(missing.errorOutput.contains("There is no user 'root'."))
+        try await server.stop(signal: SIGTERM)
+    }
+}
