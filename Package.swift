@@ -31,18 +31,22 @@ let package = Package(
 
         // Pure Swift layers, bottom up.
         .target(name: "RoostJSON"),
+        .target(name: "RoostQuery"),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent"]),
-        .target(name: "RoostStore", dependencies: ["CSQLite", "RoostJSON"]),
-        .target(name: "RoostCore", dependencies: ["RoostStore", "RoostJSON", "CSodium", "CRoostSystem"]),
-        .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostJSON"]),
+        .target(name: "RoostStore", dependencies: ["CSQLite", "RoostJSON", "RoostQuery"]),
+        .target(
+            name: "RoostCore",
+            dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
+        .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON"]),
         .executableTarget(
             name: "roost", dependencies: ["RoostServer", "RoostCore", "RoostStore", "CRoostSystem"]),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
+        .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
-        .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore"]),
+        .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
         .testTarget(
             name: "RoostServerTests",
             dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"]),

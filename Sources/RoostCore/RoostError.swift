@@ -1,4 +1,5 @@
 import RoostJSON
+import RoostQuery
 
 /// A failure users see: an HTTP status, a stable snake_case code, a sentence saying what to do,
 /// and details for programs. It never carries secrets, SQL or stack traces.
@@ -92,6 +93,16 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         RoostError(
             status: 400, code: "invalid_parameter", message: message,
             details: details(["parameter": .string(name)]))
+    }
+
+    /// A query that does not parse or cannot run, pointing at the column where it went wrong.
+    public static func invalidQuery(_ error: QueryError, query: String) -> RoostError {
+        RoostError(
+            status: 400, code: "invalid_query", message: error.message,
+            details: details([
+                "column": .integer(Int64(error.column)), "query": .string(String(query.prefix(4096))),
+                "expected": .array(error.expected.map(JSONValue.string)),
+            ]))
     }
 
     public static let internalError = RoostError(

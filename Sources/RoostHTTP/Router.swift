@@ -65,7 +65,7 @@ public struct Router: Responder {
             response.route = best.route.pattern
             return response
         }
-        guard let parameters = Self.parameters(chosen.route.segments, path) else {
+        guard let parameters = Self.parameters(chosen.route.segments, path, in: request.path) else {
             var response = errorResponse(RoutingError.notFound(path: String(request.path)), request)
             response.route = chosen.route.pattern
             return response
@@ -102,12 +102,15 @@ public struct Router: Responder {
     }
 
     /// The decoded parameters; nil when a segment's percent-encoding is broken.
-    private static func parameters(_ segments: [Segment], _ path: [Substring]) -> [String: String]? {
+    private static func parameters(_ segments: [Segment], _ path: [Substring], in whole: Substring)
+        -> [String: String]?
+    {
         var parameters: [String: String] = [:]
         for (position, segment) in segments.enumerated() {
             switch segment {
             case .rest(let name):
-                guard let decoded = PercentEncoding.decode(path[position...].joined(separator: "/")) else {
+                // The raw remainder, so that '//' inside it survives.
+                guard let decoded = PercentEncoding.decode(whole[path[position].startIndex...]) else {
                     return nil
                 }
                 parameters[name] = decoded

@@ -1,6 +1,7 @@
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostQuery
 import RoostStore
 
 /// `/ff/resources/...`: FatFractal's object URLs mapped onto ``ObjectService``.
@@ -11,6 +12,10 @@ struct ObjectRoutes: Sendable {
         router.on(.post, "/ff/resources/:collection") { try await create($0, $1) }
         router.on(.get, "/ff/resources/:collection") { request, _ in try await list(request) }
         router.on(.get, "/ff/resources/:collection/:guid") { request, _ in try await read(request) }
+        // A query holding '/' (in a string) spans several path segments.
+        router.on(.get, "/ff/resources/:collection/*query") { request, _ in
+            try await find(request, query: request.parameters["query"]!)
+        }
         router.on(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
         router.on(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
         router.on(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
@@ -35,6 +40,9 @@ struct ObjectRoutes: Sendable {
     }
 
     private func read(_ request: Request) async throws -> Response {
+        if request.parameters["guid"]!.hasPrefix("(") {
+            return try await find(request, query: request.parameters["guid"]!)
+        }
         let object = try await service.object(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!)
         if let tags = request.headers["If-None-Match"], Self.matches(tags, version: object.version) {
@@ -72,13 +80,23 @@ struct ObjectRoutes: Sendable {
     }
 
     private func list(_ request: Request) async throws -> Response {
-        let listRequest = ListRequest(
-            collection: request.parameters["collection"]!,
-            sort: try Self.sortKeys(request.queryParameter("sort")),
-            start: try Self.integerParameter(request, "start", default: 0),
-            count: try Self.integerParameter(request, "count", default: 100),
+        Self.pageResponse(try await service.list(try Self.listRequest(request)))
+    }
+
+    /// `GET /ff/resources/{Collection}/({query})`: an empty result is a 200 with no items.
+    private func find(_ request: Request, query: String) async throws -> Response {
+        Self.pageResponse(try await service.find(query: query, try Self.listRequest(request)))
+    }
+
+    static func listRequest(_ request: Request) throws -> ListRequest {
+        ListRequest(
+            collection: request.parameters["collection"]!, sort: try sortKeys(request.queryParameter("sort")),
+            start: try integerParameter(request, "start", default: 0),
+            count: try integerParameter(request, "count", default: 100),
             includeTotal: request.queryParameter("total") == "true")
-        let page = try await service.list(listRequest)
+    }
+
+    static func pageResponse(_ page: ListPage) -> Response {
         var body: [UInt8] = Array("{\"items\":[".utf8)
         body.reserveCapacity(page.documents.reduce(16) { $0 + $1.count + 1 })
         for (position, document) in page.documents.enumerated() {

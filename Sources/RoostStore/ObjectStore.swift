@@ -1,3 +1,5 @@
+import RoostQuery
+
 /// One stored object: its JSON document (metadata included) and the metadata as columns.
 public struct StoredObject: Sendable, Equatable {
     public var collection: String
@@ -28,28 +30,6 @@ public struct StoredObject: Sendable, Equatable {
     }
 }
 
-/// A dotted path into an object, such as `author.name`; each part is an identifier.
-public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
-    public let components: [String]
-
-    /// Parses `a.b.c`; nil unless every part matches `[A-Za-z_][A-Za-z0-9_]*`.
-    public init?(_ text: String) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard !parts.isEmpty, parts.count <= 16, parts.allSatisfy(FieldPath.isIdentifier) else { return nil }
-        components = parts
-    }
-
-    public var description: String { components.joined(separator: ".") }
-
-    static func isIdentifier(_ text: String) -> Bool {
-        guard let first = text.utf8.first, text.utf8.count <= 64 else { return false }
-        func isLetter(_ byte: UInt8) -> Bool {
-            (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 95
-        }
-        return isLetter(first) && text.utf8.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) }
-    }
-}
-
 /// One key of a sort order.
 public struct SortKey: Sendable, Equatable {
     public var field: FieldPath
@@ -64,6 +44,8 @@ public struct SortKey: Sendable, Equatable {
 /// A page of a collection.
 public struct ListRequest: Sendable {
     public var collection: String
+    /// Only objects matching this; nil for all.
+    public var filter: QueryExpression?
     /// Empty means creation order.
     public var sort: [SortKey]
     public var start: Int
@@ -72,9 +54,12 @@ public struct ListRequest: Sendable {
     public var includeTotal: Bool
 
     public init(
-        collection: String, sort: [SortKey] = [], start: Int = 0, count: Int = 100, includeTotal: Bool = false
+        collection: String, filter: QueryExpression? = nil, sort: [SortKey] = [], start: Int = 0,
+        count: Int = 100,
+        includeTotal: Bool = false
     ) {
         self.collection = collection
+        self.filter = filter
         self.sort = sort
         self.start = start
         self.count = count
@@ -136,4 +121,7 @@ public protocol ObjectStore: Sendable {
 
     /// One page of a collection.
     func list(_ request: ListRequest) async throws -> ListPage
+
+    /// One object matching `filter`, each equally likely; nil when none matches.
+    func randomObject(in collection: String, matching filter: QueryExpression?) async throws -> [UInt8]?
 }

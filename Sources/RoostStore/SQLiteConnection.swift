@@ -35,6 +35,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
+        SQLiteFunctions.register(on: handle)
         if readOnly { try execute("PRAGMA query_only = ON") }
     }
 

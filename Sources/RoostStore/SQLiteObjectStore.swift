@@ -1,4 +1,5 @@
 import Foundation
+import RoostQuery
 
 /// ``ObjectStore`` on an embedded SQLite database in the data folder.
 public final class SQLiteObjectStore: ObjectStore {
@@ -22,7 +23,10 @@ public final class SQLiteObjectStore: ObjectStore {
                 CREATE UNIQUE INDEX objects_by_guid ON objects (collection, guid);
                 CREATE INDEX objects_by_created ON objects (collection, created_at, guid);
                 CREATE INDEX objects_by_updated ON objects (collection, updated_at, guid);
-                """)
+                """),
+        // random(guid) draws row ids within a collection's range.
+        Migration(
+            version: 3, name: "objects by id", sql: "CREATE INDEX objects_by_id ON objects (collection, id);"),
     ]
 
     /// Opens `roost.sqlite` in `directory` on its own; ``SQLiteStorage`` opens it for every store.
@@ -113,22 +117,63 @@ public final class SQLiteObjectStore: ObjectStore {
             return Self.sortExpression(key.field) + SQL(stringLiteral: direction)
         }
         order.append(request.sort.isEmpty ? "id ASC" : "guid ASC")
+        let condition = try Self.condition(request.collection, request.filter)
         let sql: SQL = """
-            SELECT document FROM objects WHERE collection = \(request.collection)
+            SELECT document FROM objects WHERE \(condition)
             ORDER BY \(SQL.joined(order, separator: ", ")) LIMIT \(request.count) OFFSET \(request.start)
             """
         return try database.read { connection in
             let documents = try connection.query(sql) { $0.bytes(0) }
             var total: Int?
             if request.includeTotal {
-                total = try connection.first(
-                    "SELECT count(*) FROM objects WHERE collection = \(request.collection)"
-                ) {
+                total = try connection.first("SELECT count(*) FROM objects WHERE \(condition)") {
                     Int($0.integer(0))
                 }
             }
             return ListPage(documents: documents, total: total)
         }
+    }
+
+    /// Uniform without sorting the matches: draw row ids in the collection's id range and keep the
+    /// first that exists and matches (each match is equally likely on every draw). When matches are
+    /// sparse in that range, count them and take one at a random offset instead.
+    public func randomObject(in collection: String, matching filter: QueryExpression?) async throws
+        -> [UInt8]?
+    {
+        let condition = try Self.condition(collection, filter)
+        return try database.read { connection -> [UInt8]? in
+            guard
+                let (low, high) = try connection.first(
+                    "SELECT min(id), max(id) FROM objects WHERE collection = \(collection)",
+                    { row in
+                        row.isNull(0) ? nil : (row.integer(0), row.integer(1))
+                    }) ?? nil
+            else { return nil }
+            var generator = SystemRandomNumberGenerator()
+            for _ in 0..<Self.randomDraws {
+                let id = Int64.random(in: low...high, using: &generator)
+                if let document = try connection.first(
+                    "SELECT document FROM objects WHERE id = \(id) AND \(condition)", { $0.bytes(0) })
+                {
+                    return document
+                }
+            }
+            let count =
+                try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { $0.integer(0) } ?? 0
+            guard count > 0 else { return nil }
+            let offset = Int64.random(in: 0..<count, using: &generator)
+            return try connection.first(
+                "SELECT document FROM objects WHERE \(condition) ORDER BY id LIMIT 1 OFFSET \(offset)",
+                { $0.bytes(0) })
+        }
+    }
+
+    /// Draws before falling back to counting: enough when at least a tenth of the range matches.
+    static let randomDraws = 32
+
+    static func condition(_ collection: String, _ filter: QueryExpression?) throws -> SQL {
+        guard let filter else { return "collection = \(collection)" }
+        return "collection = \(collection) AND " + (try SQLiteQueryCompiler.condition(filter))
     }
 
     /// Metadata sorts on its indexed column; anything else on the JSON value at that path.
@@ -144,7 +189,7 @@ public final class SQLiteObjectStore: ObjectStore {
             default: break
             }
         }
-        return "json_extract(document, \("$." + field.components.joined(separator: ".")))"
+        return "json_extract(document, \(raw: SQLiteQueryCompiler.jsonPath(field)))"
     }
 
     private static func text(_ bytes: [UInt8]) -> DatabaseValue {

@@ -13,7 +13,11 @@ public final class RoostProcess: @unchecked Sendable {
         process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.standardError
+        // Not the test runner's own stderr: a child that outlives a crashed test run would keep
+        // that pipe open and leave 'swift test' waiting forever.
+        let logPath = dataDirectory + ".log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: logPath)
         try process.run()
         var text = ""
         let reader = output.fileHandleForReading

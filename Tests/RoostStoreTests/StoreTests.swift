@@ -1,4 +1,5 @@
 import Foundation
+import RoostQuery
 import Testing
 
 @testable import RoostStore
@@ -38,7 +39,7 @@ struct StoreTests {
         let versions = try reopened.database.read {
             try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" }
         }
-        #expect(versions == ["1 objects", "2 accounts"])
+        #expect(versions == ["1 objects", "2 accounts", "3 objects by id"])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")
     }

@@ -1,4 +1,5 @@
 import RoostJSON
+import RoostQuery
 import RoostStore
 
 /// The object store as apps see it: schemaless JSON objects in named collections, with
@@ -107,6 +108,32 @@ public struct ObjectService: Sendable {
             throw RoostError.invalidParameter("start", "start must be 0 or more.")
         }
         return try await store.list(request)
+    }
+
+    /// Objects matching a query in FatFractal's language, paged and sorted like ``list(_:)``;
+    /// with `guid eq random(guid)`, one matching object picked at random (or none).
+    public func find(query text: String, _ request: ListRequest) async throws -> ListPage {
+        try Self.validate(collection: request.collection)
+        let plan: QueryPlan
+        do {
+            plan = try QueryPlan(QueryParser.parse(text))
+        } catch {
+            throw RoostError.invalidQuery(error, query: text)
+        }
+        var filtered = request
+        filtered.filter = plan.filter
+        do {
+            guard plan.pickRandom else { return try await list(filtered) }
+            let document = try await store.randomObject(in: request.collection, matching: plan.filter)
+            var total: Int?
+            if request.includeTotal {
+                filtered.count = 1
+                total = try await store.list(filtered).total
+            }
+            return ListPage(documents: document.map { [$0] } ?? [], total: total)
+        } catch let error as QueryError {
+            throw RoostError.invalidQuery(error, query: text)
+        }
     }
 
     private func modify(

@@ -1,0 +1,129 @@
+import Foundation
+import RoostQuery
+
+/// Compiles a ``QueryExpression`` to a SQLite condition on the `objects` table.
+///
+/// Every literal is a bound parameter. Field paths are validated identifiers, so they are written
+/// into the SQL as `'$.a.b'` text, which lets SQLite use expression indexes on them.
+///
+/// Semantics: a comparison with a missing field or a value of another JSON type is false;
+/// `eq null` matches a missing field or null; `ne` is exactly `not eq`, so it matches objects that
+/// lack the field. Strings compare by bytes (binary collation), numbers as numbers.
+enum SQLiteQueryCompiler {
+    /// Metadata fields that have columns of their own, and whether each holds integers.
+    static let metadataColumns: [String: (column: String, isInteger: Bool)] = [
+        "guid": ("guid", false), "createdBy": ("created_by", false), "updatedBy": ("updated_by", false),
+        "createdAt": ("created_at", true), "updatedAt": ("updated_at", true), "version": ("version", true),
+    ]
+
+    static func condition(_ expression: QueryExpression) throws(QueryError) -> SQL {
+        switch expression {
+        case .and(let parts):
+            return "("
+                + SQL.joined(
+                    try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " AND ")
+                + ")"
+        case .or(let parts):
+            return "("
+                + SQL.joined(
+                    try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " OR ")
+                + ")"
+        case .not(let inner):
+            return "(NOT " + (try condition(inner)) + ")"
+        case .comparison(let path, let comparison, let literal):
+            return try self.comparison(path, comparison, literal)
+        case .matches(let path, let pattern):
+            guard pattern.count <= 256, (try? NSRegularExpression(pattern: pattern)) != nil else {
+                throw QueryError(
+                    message:
+                        "'\(pattern.prefix(60))' is not a valid regular expression (at most 256 characters)",
+                    column: 1,
+                    query: "", expected: ["regular expression"])
+            }
+            let field = jsonPath(path)
+            return
+                "(json_type(document, \(raw: field)) IS 'text' AND json_extract(document, \(raw: field)) REGEXP \(pattern))"
+        case .contains(let path, let mode, let words):
+            return contains(path, mode, words)
+        case .randomPick:
+            return "1"
+        }
+    }
+
+    private static func comparison(
+        _ path: FieldPath, _ comparison: ComparisonOperator, _ literal: QueryLiteral
+    ) throws(QueryError)
+        -> SQL
+    {
+        if comparison == .ne { return "(NOT " + (try self.comparison(path, .eq, literal)) + ")" }
+        let symbol: String =
+            switch comparison {
+            case .eq, .ne: "="
+            case .lt: "<"
+            case .lte: "<="
+            case .gt: ">"
+            case .gte: ">="
+            }
+        if comparison != .eq {
+            switch literal {
+            case .bool, .null:
+                throw QueryError(
+                    message: "\(comparison.rawValue) compares numbers or strings, not true, false or null",
+                    column: 1, query: "",
+                    expected: ["number", "string"])
+            default: break
+            }
+        }
+        if path.components.count == 1, let metadata = metadataColumns[path.components[0]] {
+            let column = metadata.column
+            switch literal {
+            case .null: return comparison == .eq ? "(\(raw: column) IS NULL)" : "0"
+            case .bool: return "0"
+            case .string(let text):
+                return metadata.isInteger ? "0" : "(\(raw: column) \(raw: symbol) \(text))"
+            case .number(let number):
+                return metadata.isInteger ? "(\(raw: column) \(raw: symbol) \(numberValue(number)))" : "0"
+            }
+        }
+        let field = jsonPath(path)
+        let value: SQL = "json_extract(document, \(raw: field))"
+        let type: SQL = "json_type(document, \(raw: field))"
+        switch literal {
+        case .null:
+            return "(" + type + " IS NULL OR " + type + " IS 'null')"
+        case .bool(let flag):
+            return "(" + type + (flag ? " IS 'true')" : " IS 'false')")
+        case .string(let text):
+            return "(" + value + " \(raw: symbol) \(text) AND " + type + " IS 'text')"
+        case .number(let number):
+            return "(" + value + " \(raw: symbol) \(numberValue(number)) AND (" + type + " IS 'integer' OR "
+                + type + " IS 'real'))"
+        }
+    }
+
+    private static func contains(_ path: FieldPath, _ mode: ContainsMode, _ words: [String]) -> SQL {
+        let field = jsonPath(path)
+        let unique = Array(Set(words)).sorted()
+        let list = SQL.joined(unique.map { "\($0)" }, separator: ", ")
+        let arrayTest: SQL =
+            mode == .any
+            ? "EXISTS (SELECT 1 FROM json_each(document, \(raw: field)) WHERE value IN (\(list)))"
+            : "(SELECT count(DISTINCT value) FROM json_each(document, \(raw: field)) WHERE value IN (\(list))) = \(unique.count)"
+        let padded: SQL = "(' ' || json_extract(document, \(raw: field)) || ' ')"
+        let wordTests = unique.map { word -> SQL in "instr(" + padded + ", \(" " + word + " ")) > 0" }
+        let stringTest = "(" + SQL.joined(wordTests, separator: mode == .any ? " OR " : " AND ") + ")"
+        return "(CASE json_type(document, \(raw: field)) WHEN 'array' THEN " + arrayTest
+            + " WHEN 'text' THEN " + stringTest
+            + " ELSE 0 END)"
+    }
+
+    /// `'$.a.b'` as SQL text; safe to write inline because every part is a validated identifier.
+    static func jsonPath(_ path: FieldPath) -> String {
+        "'$." + path.components.joined(separator: ".") + "'"
+    }
+
+    private static func numberValue(_ literal: String) -> DatabaseValue {
+        if let integer = Int64(literal) { return .integer(integer) }
+        return .real(Double(literal) ?? 0)
+    }
+}
