@@ -39,7 +39,8 @@ let package = Package(
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
         .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON"]),
         .executableTarget(
-            name: "roost", dependencies: ["RoostServer", "RoostCore", "RoostStore", "CRoostSystem"]),
+            name: "roost",
+            dependencies: ["RoostServer", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem"]),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP"]),
 

@@ -196,3 +196,58 @@ public final class SQLiteObjectStore: ObjectStore {
         .text(String(decoding: bytes, as: UTF8.self))
     }
 }
+
+/// Expression indexes on JSON fields, so that equality and range queries on them seek instead of scan.
+extension SQLiteObjectStore {
+    /// An index Roost made on one field of one collection.
+    public struct FieldIndex: Sendable, Equatable {
+        public let name: String
+        public let collection: String
+        public let field: String
+    }
+
+    /// Creates the index if it does not exist; the name is derived from collection and field.
+    @discardableResult
+    public func createIndex(collection: String, field: FieldPath) async throws -> FieldIndex {
+        let index = Self.fieldIndex(collection: collection, field: field)
+        // Both names are validated identifiers, so writing them into the DDL is safe.
+        let sql = """
+            CREATE INDEX IF NOT EXISTS "\(index.name)"
+            ON objects (collection, json_extract(document, \(SQLiteQueryCompiler.jsonPath(field))))
+            """
+        try await database.write { connection in try connection.execute(sql) }
+        return index
+    }
+
+    /// Drops the index of a field; false if there was none.
+    public func dropIndex(collection: String, field: FieldPath) async throws -> Bool {
+        let index = Self.fieldIndex(collection: collection, field: field)
+        return try await database.write { connection in
+            let exists =
+                try connection.first(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = \(index.name)"
+                ) { _ in true } ?? false
+            if exists { try connection.execute("DROP INDEX \"\(index.name)\"") }
+            return exists
+        }
+    }
+
+    /// The field indexes, by name.
+    public func fieldIndexes() throws -> [FieldIndex] {
+        try database.read { connection in
+            try connection.query(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'field:%' ORDER BY name"
+            ) {
+                row -> FieldIndex? in
+                let parts = (row.text(0) ?? "").split(separator: ":")
+                guard parts.count == 3 else { return nil }
+                return FieldIndex(
+                    name: row.text(0) ?? "", collection: String(parts[1]), field: String(parts[2]))
+            }.compactMap { $0 }
+        }
+    }
+
+    static func fieldIndex(collection: String, field: FieldPath) -> FieldIndex {
+        FieldIndex(name: "field:\(collection):\(field)", collection: collection, field: field.description)
+    }
+}

@@ -13,6 +13,7 @@ let mainHelp = """
     COMMANDS:
       serve      Run the server (SQLite in the data folder)
       users      Create administrators, reset passwords, delete users
+      index      Index JSON fields for fast queries
       version    Print the version
       help       Show help for a command, e.g. 'roost help serve'
 
@@ -136,6 +137,8 @@ case nil, "help", "--help", "-h":
         print(serveHelp())
     } else if arguments.count > 1, arguments[1] == "users" {
         print(usersHelp)
+    } else if arguments.count > 1, arguments[1] == "index" {
+        print(indexHelp)
     } else {
         print(mainHelp)
     }
@@ -147,6 +150,8 @@ case "serve":
     status = await serve(Array(arguments.dropFirst()))
 case "users":
     status = await users(Array(arguments.dropFirst()))
+case "index":
+    status = await index(Array(arguments.dropFirst()))
 default:
     printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
     status = 64

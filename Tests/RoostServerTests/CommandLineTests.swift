@@ -45,6 +45,27 @@ struct CommandLineTests {
         #expect(result.errorOutput.contains("--help"))
     }
 
+    @Test("index create, list and drop")
+    func indexes() async throws {
+        let directory = TestServer.makeTemporaryDirectory()
+        let created = try await runRoost([
+            "index", "create", "Celebrity", "address.city", "--data-dir", directory,
+        ])
+        #expect(created.status == 0, "\(created.errorOutput)")
+        #expect(
+            try await runRoost(["index", "list", "--data-dir", directory]).output
+                == "Celebrity\taddress.city\n")
+        let bad = try await runRoost(["index", "create", "Celebrity", "a-b", "--data-dir", directory])
+        #expect(bad.status == 64)
+        #expect(bad.errorOutput.contains("'a-b' is not a field"))
+        #expect(
+            try await runRoost(["index", "drop", "Celebrity", "address.city", "--data-dir", directory]).status
+                == 0)
+        #expect(
+            try await runRoost(["index", "drop", "Celebrity", "address.city", "--data-dir", directory]).status
+                == 67)
+    }
+
     @Test("users create --admin, reset-password and delete act on a running server's data")
     func userAdministration() async throws {
         let directory = TestServer.makeTemporaryDirectory()

@@ -66,10 +66,8 @@ struct RandomPickTests {
     @Test("an equality on an indexed field uses the index")
     func indexUse() async throws {
         let store = try SQLiteObjectStore(directory: temporaryDirectory())
-        try await store.database.write { connection in
-            try connection.execute(
-                "CREATE INDEX test_gender ON objects (collection, json_extract(document, '$.gender'))")
-        }
+        let index = try await store.createIndex(collection: "Post", field: FieldPath("gender")!)
+        #expect(try store.fieldIndexes() == [index])
         let condition = try SQLiteObjectStore.condition(
             "Post", .comparison(FieldPath("gender")!, .eq, .string("male")))
         let plan = try store.database.read { connection in
@@ -77,6 +75,16 @@ struct RandomPickTests {
                 $0.text(3) ?? ""
             }
         }
-        #expect(plan.joined().contains("USING INDEX test_gender"), "\(plan)")
+        #expect(plan.joined().contains("USING INDEX field:Post:gender"), "\(plan)")
+        let range = try SQLiteObjectStore.condition(
+            "Post", .comparison(FieldPath("gender")!, .gte, .string("m")))
+        let rangePlan = try store.database.read { connection in
+            try connection.query("EXPLAIN QUERY PLAN SELECT document FROM objects WHERE \(range)") {
+                $0.text(3) ?? ""
+            }
+        }
+        #expect(rangePlan.joined().contains("USING INDEX field:Post:gender"), "\(rangePlan)")
+        #expect(try await store.dropIndex(collection: "Post", field: FieldPath("gender")!))
+        #expect(try store.fieldIndexes().isEmpty)
     }
 }
