@@ -45,6 +45,13 @@ struct ObjectRoutes: Sendable {
         }
         let object = try await service.object(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!)
+        let depth = try Self.integerParameter(request, "depthRef", default: 0)
+        if depth != 0 {
+            // Inlined objects change on their own, so this answer has no ETag of its own version.
+            let document = try await service.inliningReferences([object.document], depth: depth)[0]
+            return Response.json(
+                200, document, headers: HTTPHeaders([("Cache-Control", "private, no-cache")]))
+        }
         if let tags = request.headers["If-None-Match"], Self.matches(tags, version: object.version) {
             var response = Response(status: 304)
             response.headers.set("ETag", Self.etag(object.version))
@@ -80,12 +87,20 @@ struct ObjectRoutes: Sendable {
     }
 
     private func list(_ request: Request) async throws -> Response {
-        Self.pageResponse(try await service.list(try Self.listRequest(request)))
+        try await pageResponse(try await service.list(try Self.listRequest(request)), request)
     }
 
     /// `GET /ff/resources/{Collection}/({query})`: an empty result is a 200 with no items.
     private func find(_ request: Request, query: String) async throws -> Response {
-        Self.pageResponse(try await service.find(query: query, try Self.listRequest(request)))
+        try await pageResponse(try await service.find(query: query, try Self.listRequest(request)), request)
+    }
+
+    private func pageResponse(_ page: ListPage, _ request: Request) async throws -> Response {
+        let depth = try Self.integerParameter(request, "depthRef", default: 0)
+        guard depth != 0 else { return Self.pageResponse(page) }
+        var inlined = page
+        inlined.documents = try await service.inliningReferences(page.documents, depth: depth)
+        return Self.pageResponse(inlined)
     }
 
     static func listRequest(_ request: Request) throws -> ListRequest {

@@ -119,6 +119,9 @@ public protocol ObjectStore: Sendable {
     func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void)
         async throws
 
+    /// The documents of these objects that exist, by guid; one round trip.
+    func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]]
+
     /// One page of a collection.
     func list(_ request: ListRequest) async throws -> ListPage
 

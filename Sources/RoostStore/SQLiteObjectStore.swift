@@ -76,6 +76,25 @@ public final class SQLiteObjectStore: ObjectStore {
         }
     }
 
+    public func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]] {
+        guard !guids.isEmpty else { return [:] }
+        var result: [String: [UInt8]] = [:]
+        // SQLite allows 32,766 parameters; stay far below with chunks of 500.
+        for start in stride(from: 0, to: guids.count, by: 500) {
+            let chunk = guids[start..<min(start + 500, guids.count)]
+            let list = SQL.joined(chunk.map { "\($0)" }, separator: ", ")
+            try database.read { connection in
+                for (guid, document) in try connection.query(
+                    "SELECT guid, document FROM objects WHERE collection = \(collection) AND guid IN (\(list))",
+                    { ($0.text(0) ?? "", $0.bytes(1)) })
+                {
+                    result[guid] = document
+                }
+            }
+        }
+        return result
+    }
+
     public func update(
         in collection: String, guid: String,
         _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
@@ -116,7 +135,9 @@ public final class SQLiteObjectStore: ObjectStore {
             let direction = key.descending ? " DESC" : " ASC"
             return Self.sortExpression(key.field) + SQL(stringLiteral: direction)
         }
-        order.append(request.sort.isEmpty ? "id ASC" : "guid ASC")
+        // Ties break on guid in the direction of the last key, so an index can serve the whole order.
+        order.append(
+            request.sort.isEmpty ? "id ASC" : request.sort.last!.descending ? "guid DESC" : "guid ASC")
         let condition = try Self.condition(request.collection, request.filter)
         let sql: SQL = """
             SELECT document FROM objects WHERE \(condition)
@@ -144,7 +165,7 @@ public final class SQLiteObjectStore: ObjectStore {
         return try database.read { connection -> [UInt8]? in
             guard
                 let (low, high) = try connection.first(
-                    "SELECT min(id), max(id) FROM objects WHERE collection = \(collection)",
+                    "SELECT (SELECT min(id) FROM objects WHERE collection = \(collection)), (SELECT max(id) FROM objects WHERE collection = \(collection))",
                     { row in
                         row.isNull(0) ? nil : (row.integer(0), row.integer(1))
                     }) ?? nil

@@ -32,6 +32,11 @@ public final class RoostProcess: @unchecked Sendable {
         self.port = port
     }
 
+    /// A test that fails before stopping its server must not leave it running.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Sends a signal and waits for the process to end; returns its exit status.
     @discardableResult
     public func stop(signal: Int32) async throws -> Int32 {

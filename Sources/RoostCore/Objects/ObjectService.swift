@@ -110,6 +110,15 @@ public struct ObjectService: Sendable {
         return try await store.list(request)
     }
 
+    /// The documents with referenced objects inlined `depth` levels deep (`?depthRef=N`, 0 to 3).
+    public func inliningReferences(_ documents: [[UInt8]], depth: Int) async throws -> [[UInt8]] {
+        guard (0...ReferenceResolver.maximumDepth).contains(depth) else {
+            throw RoostError.invalidParameter(
+                "depthRef", "depthRef must be between 0 and \(ReferenceResolver.maximumDepth).")
+        }
+        return try await ReferenceResolver(store: store).inline(documents, depth: depth)
+    }
+
     /// Objects matching a query in FatFractal's language, paged and sorted like ``list(_:)``;
     /// with `guid eq random(guid)`, one matching object picked at random (or none).
     public func find(query text: String, _ request: ListRequest) async throws -> ListPage {

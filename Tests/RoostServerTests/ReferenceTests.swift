@@ -1,0 +1,75 @@
+import Foundation
+import RoostTestSupport
+import Testing
+
+@Suite("References and depthRef")
+struct ReferenceTests {
+    @Test("seed 000: a Micropost refers to its FFUser, inlined with depthRef=1")
+    func micropostAuthor() async throws {
+        let server = try makeAccountServer()
+        let registered = try await server.client.register("alice")
+        let token = try #require(registered.json["token"] as? String)
+        let userGuid = try #require((registered.json["user"] as? [String: Any])?["guid"] as? String)
+        for text in ["first", "second"] {
+            let created = try await server.client.send(
+                "POST", "/ff/resources/Micropost",
+                json: #"{"content":"\#(text)","user":{"ffUrl":"/ff/resources/FFUser/\#(userGuid)"}}"#,
+                headers: [("X-Token", token)])
+            #expect(created.status == 201)
+        }
+        let plain = try await server.client.send("GET", "/ff/resources/Micropost")
+        let plainItems = plain.json["items"] as? [[String: Any]] ?? []
+        #expect(plainItems.map { ($0["user"] as? [String: Any])?.count } == [1, 1])
+
+        let inlined = try await server.client.send(
+            "GET", "/ff/resources/Micropost?depthRef=1&sort=createdAt%20desc")
+        let items = inlined.json["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["content"] as? String } == ["second", "first"])
+        #expect(items.allSatisfy { ($0["user"] as? [String: Any])?["userName"] as? String == "alice" })
+
+        let query = try await server.client.send(
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'first')") + "?depthRef=1")
+        #expect(
+            ((query.json["items"] as? [[String: Any]])?.first?["user"] as? [String: Any])?["userName"]
+                as? String == "alice")
+
+        let bad = try await server.client.send("GET", "/ff/resources/Micropost?depthRef=4")
+        #expect(bad.status == 400)
+        #expect(bad.json["code"] as? String == "invalid_parameter")
+        await server.stop()
+    }
+
+    @Test("cycles stop, missing targets stay references, depth is honoured")
+    func cyclesAndDepth() async throws {
+        let server = try TestServer()
+        let client = server.client
+        _ = try await client.send(
+            "POST", "/ff/resources/Node", json: #"{"guid":"a","next":{"ffUrl":"/ff/resources/Node/b"}}"#)
+        _ = try await client.send(
+            "POST", "/ff/resources/Node",
+            json:
+                #"{"guid":"b","next":{"ffUrl":"/ff/resources/Node/c"},"lost":{"ffUrl":"/ff/resources/Node/gone"}}"#
+        )
+        _ = try await client.send(
+            "POST", "/ff/resources/Node",
+            json:
+                #"{"guid":"c","next":{"ffUrl":"/ff/resources/Node/a"},"items":[{"ffUrl":"/ff/resources/Node/b"}]}"#
+        )
+
+        let one = try await client.send("GET", "/ff/resources/Node/a?depthRef=1")
+        let b = one.json["next"] as? [String: Any] ?? [:]
+        #expect(b["guid"] as? String == "b")
+        #expect((b["next"] as? [String: Any])?.keys.sorted() == ["ffUrl"])
+        #expect(one.header("ETag") == nil)
+
+        let three = try await client.send("GET", "/ff/resources/Node/a?depthRef=3")
+        let b3 = three.json["next"] as? [String: Any] ?? [:]
+        let c3 = b3["next"] as? [String: Any] ?? [:]
+        #expect(c3["guid"] as? String == "c")
+        // c points back at a and at b, which enclose it: both stay references.
+        #expect(c3["next"] as? [String: String] == ["ffUrl": "/ff/resources/Node/a"])
+        #expect((c3["items"] as? [[String: String]]) == [["ffUrl": "/ff/resources/Node/b"]])
+        #expect(b3["lost"] as? [String: String] == ["ffUrl": "/ff/resources/Node/gone"])
+        await server.stop()
+    }
+}
