@@ -170,7 +170,7 @@ public final class SQLiteAccountStore: AccountStore {
     }
 
     public func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws {
-        try await database.write { connection in
+        _ = try await database.write { connection in
             try connection.run(
                 "UPDATE tokens SET expires_at = \(expiresAt), renewed_at = \(renewedAt) WHERE id = \(id)")
         }

@@ -69,11 +69,7 @@ public final class SQLiteObjectStore: ObjectStore {
     }
 
     public func object(in collection: String, guid: String) async throws -> StoredObject? {
-        try database.read { connection in
-            try connection.first(
-                "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)",
-                Self.object)
-        }
+        try database.read { connection in try Self.object(in: collection, guid: guid, on: connection) }
     }
 
     public func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]] {
@@ -95,16 +91,22 @@ public final class SQLiteObjectStore: ObjectStore {
         return result
     }
 
+    /// The object as stored, read on a connection the caller holds.
+    static func object(in collection: String, guid: String, on connection: SQLiteConnection) throws
+        -> StoredObject?
+    {
+        try connection.first(
+            "SELECT \(raw: columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", object)
+    }
+
     public func update(
         in collection: String, guid: String,
         _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
     ) async throws -> StoredObject {
         try await database.write { connection in
-            guard
-                let current = try connection.first(
-                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)",
-                    Self.object)
-            else { throw StoreError.notFound }
+            guard let current = try Self.object(in: collection, guid: guid, on: connection) else {
+                throw StoreError.notFound
+            }
             let next = try transform(current)
             try connection.run(
                 """
@@ -120,11 +122,9 @@ public final class SQLiteObjectStore: ObjectStore {
         in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void
     ) async throws {
         try await database.write { connection in
-            guard
-                let current = try connection.first(
-                    "SELECT \(raw: Self.columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)",
-                    Self.object)
-            else { throw StoreError.notFound }
+            guard let current = try Self.object(in: collection, guid: guid, on: connection) else {
+                throw StoreError.notFound
+            }
             try check(current)
             try connection.run("DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)")
         }
