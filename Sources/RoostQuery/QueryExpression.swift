@@ -45,6 +45,13 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
         components = parts
     }
 
+    /// A path from parts that are each already an identifier.
+    public init?(components: [String]) {
+        guard !components.isEmpty, components.count <= 16, components.allSatisfy(FieldPath.isIdentifier)
+        else { return nil }
+        self.components = components
+    }
+
     public var description: String { components.joined(separator: ".") }
 
     /// Whether `text` is one identifier: a letter or `_`, then letters, digits or `_` (at most 64).

@@ -12,6 +12,7 @@ struct ObjectRoutes: Sendable {
         router.on(.post, "/ff/resources/:collection") { try await create($0, $1) }
         router.on(.get, "/ff/resources/:collection") { request, _ in try await list(request) }
         router.on(.get, "/ff/resources/:collection/:guid") { request, _ in try await read(request) }
+        router.on(.get, "/ff/resources/:collection/:guid/:member") { request, _ in try await member(request) }
         // A query holding '/' (in a string) spans several path segments.
         router.on(.get, "/ff/resources/:collection/*query") { request, _ in
             try await find(request, query: request.parameters["query"]!)
@@ -90,9 +91,36 @@ struct ObjectRoutes: Sendable {
         try await pageResponse(try await service.list(try Self.listRequest(request)), request)
     }
 
-    /// `GET /ff/resources/{Collection}/({query})`: an empty result is a 200 with no items.
+    /// `.../{guid}/BackReferences.{Collection}.{field}`, or `.../({query})/{member}` split oddly by a
+    /// '/' inside the query.
+    private func member(_ request: Request) async throws -> Response {
+        let guid = request.parameters["guid"]!
+        let member = request.parameters["member"]!
+        if guid.hasPrefix("(") { return try await find(request, query: guid + "/" + member) }
+        let parts = member.split(separator: ".", maxSplits: 2).map(String.init)
+        guard parts.count == 3, parts[0] == "BackReferences", let field = FieldPath(parts[2]) else {
+            throw RoostError(
+                status: 404, code: "not_found",
+                message:
+                    "Use BackReferences.{Collection}.{field} after an object's guid, e.g. BackReferences.Micropost.user."
+            )
+        }
+        let page = try await service.backReferences(
+            to: request.parameters["collection"]!, guid: guid, from: parts[1], field: field,
+            try Self.listRequest(request))
+        return try await pageResponse(page, request)
+    }
+
+    /// `GET /ff/resources/{Collection}/({query})`: an empty result is a 200 with no items;
+    /// `({query})/member` answers the objects that member refers to.
     private func find(_ request: Request, query: String) async throws -> Response {
-        try await pageResponse(try await service.find(query: query, try Self.listRequest(request)), request)
+        if let (text, member) = Self.splitTraversal(query) {
+            return try await pageResponse(
+                try await service.traverse(query: text, member: member, try Self.listRequest(request)),
+                request)
+        }
+        return try await pageResponse(
+            try await service.find(query: query, try Self.listRequest(request)), request)
     }
 
     private func pageResponse(_ page: ListPage, _ request: Request) async throws -> Response {
@@ -101,6 +129,28 @@ struct ObjectRoutes: Sendable {
         var inlined = page
         inlined.documents = try await service.inliningReferences(page.documents, depth: depth)
         return Self.pageResponse(inlined)
+    }
+
+    /// `(query)/member` → the query and the member, when the query's outer parenthesis closes
+    /// before a final `/identifier`.
+    static func splitTraversal(_ text: String) -> (String, String)? {
+        guard let slash = text.lastIndex(of: "/") else { return nil }
+        let member = String(text[text.index(after: slash)...])
+        let query = String(text[..<slash])
+        guard FieldPath.isIdentifier(member), query.hasSuffix(")") else { return nil }
+        // Only a split at depth 0 outside strings counts: walk the query and check it closes last.
+        var depth = 0
+        var inString = false
+        for (offset, character) in query.enumerated() {
+            if character == "'" { inString.toggle() }
+            if inString { continue }
+            if character == "(" { depth += 1 }
+            if character == ")" {
+                depth -= 1
+                if depth == 0 && offset != query.count - 1 { return nil }
+            }
+        }
+        return depth == 0 && !inString ? (query, member) : nil
     }
 
     static func listRequest(_ request: Request) throws -> ListRequest {

@@ -6,11 +6,13 @@ import Testing
 struct ReferenceTests {
     @Test("seed 000: a Micropost refers to its FFUser, inlined with depthRef=1")
     func micropostAuthor() async throws {
-        let server = try makeAccountServer()
+        let clock = ManualClock()
+        let server = try makeAccountServer(clock: clock)
         let registered = try await server.client.register("alice")
         let token = try #require(registered.json["token"] as? String)
         let userGuid = try #require((registered.json["user"] as? [String: Any])?["guid"] as? String)
         for text in ["first", "second"] {
+            clock.advance(seconds: 1)
             let created = try await server.client.send(
                 "POST", "/ff/resources/Micropost",
                 json: #"{"content":"\#(text)","user":{"ffUrl":"/ff/resources/FFUser/\#(userGuid)"}}"#,
@@ -70,6 +72,57 @@ struct ReferenceTests {
         #expect(c3["next"] as? [String: String] == ["ffUrl": "/ff/resources/Node/a"])
         #expect((c3["items"] as? [[String: String]]) == [["ffUrl": "/ff/resources/Node/b"]])
         #expect(b3["lost"] as? [String: String] == ["ffUrl": "/ff/resources/Node/gone"])
+        await server.stop()
+    }
+}
+
+@Suite("Traversal and BackReferences")
+struct TraversalTests {
+    @Test("(query)/member answers the referenced objects; BackReferences lists who points here")
+    func traversal() async throws {
+        let server = try makeAccountServer()
+        var users: [String: (guid: String, token: String)] = [:]
+        for name in ["alice", "bob"] {
+            let registered = try await server.client.register(name)
+            users[name] = (
+                try #require((registered.json["user"] as? [String: Any])?["guid"] as? String),
+                try #require(registered.json["token"] as? String)
+            )
+        }
+        for (name, text) in [("alice", "hello"), ("alice", "again"), ("bob", "hi/there")] {
+            let author = users[name]!
+            let created = try await server.client.send(
+                "POST", "/ff/resources/Micropost",
+                json: #"{"content":"\#(text)","user":{"ffUrl":"/ff/resources/FFUser/\#(author.guid)"}}"#,
+                headers: [("X-Token", author.token)])
+            #expect(created.status == 201)
+        }
+        func names(_ response: TestResponse) -> [String] {
+            (response.json["items"] as? [[String: Any]] ?? []).compactMap { $0["userName"] as? String }
+        }
+        let authors = try await server.client.send(
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content ne 'x')") + "/user")
+        #expect(authors.status == 200)
+        #expect(names(authors) == ["alice", "bob"])
+        let slashy = try await server.client.send(
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'hi/there')") + "/user")
+        #expect(names(slashy) == ["bob"])
+        // A '/' inside a query string is not a traversal.
+        let plain = try await server.client.send("GET", "/ff/resources/Micropost/(content%20eq%20'hi/there')")
+        #expect((plain.json["items"] as? [[String: Any]])?.first?["content"] as? String == "hi/there")
+
+        let back = try await server.client.send(
+            "GET", "/ff/resources/FFUser/\(users["alice"]!.guid)/BackReferences.Micropost.user?sort=content")
+        #expect(
+            (back.json["items"] as? [[String: Any]] ?? []).compactMap { $0["content"] as? String } == [
+                "again", "hello",
+            ])
+        let none = try await server.client.send(
+            "GET", "/ff/resources/FFUser/nobody/BackReferences.Micropost.user")
+        #expect(none.text == #"{"items":[]}"#)
+        let bad = try await server.client.send(
+            "GET", "/ff/resources/FFUser/\(users["alice"]!.guid)/Backwards")
+        #expect(bad.status == 404)
         await server.stop()
     }
 }

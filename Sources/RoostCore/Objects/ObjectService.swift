@@ -119,6 +119,51 @@ public struct ObjectService: Sendable {
         return try await ReferenceResolver(store: store).inline(documents, depth: depth)
     }
 
+    /// The objects of `source` whose `field` refers to the given object (FatFractal's BackReferences).
+    public func backReferences(
+        to collection: String, guid: String, from source: String, field: FieldPath, _ request: ListRequest
+    ) async throws -> ListPage {
+        try Self.validate(collection: collection)
+        try Self.validate(collection: source)
+        guard let reference = FieldPath(components: field.components + ["ffUrl"]) else {
+            throw RoostError.invalidParameter(
+                "field", "A back-reference field is a dotted path of at most 15 parts.")
+        }
+        var filtered = request
+        filtered.collection = source
+        filtered.filter = .comparison(reference, .eq, .string("/ff/resources/\(collection)/\(guid)"))
+        return try await list(filtered)
+    }
+
+    /// The objects that the `member` references of the matching objects point at, each once, in order
+    /// (FatFractal's `/ff/resources/C/(query)/member`).
+    public func traverse(query text: String, member: String, _ request: ListRequest) async throws -> ListPage
+    {
+        var all = request
+        all.start = 0
+        all.count = Self.maximumPageSize
+        all.includeTotal = false
+        let sources = try await find(query: text, all)
+        var order: [(collection: String, guid: String)] = []
+        var seen = Set<String>()
+        for document in sources.documents {
+            guard case .object(let object) = try JSONParser.parse(document), let value = object[member],
+                let target = ReferenceResolver.reference(value),
+                seen.insert("\(target.collection)/\(target.guid)").inserted
+            else { continue }
+            order.append(target)
+        }
+        var found: [String: [UInt8]] = [:]
+        for (collection, guids) in Dictionary(grouping: order, by: \.collection) {
+            for (guid, document) in try await store.objects(in: collection, guids: guids.map(\.guid)) {
+                found["\(collection)/\(guid)"] = document
+            }
+        }
+        let documents = order.compactMap { found["\($0.collection)/\($0.guid)"] }
+        let page = Array(documents.dropFirst(request.start).prefix(request.count))
+        return ListPage(documents: page, total: request.includeTotal ? documents.count : nil)
+    }
+
     /// Objects matching a query in FatFractal's language, paged and sorted like ``list(_:)``;
     /// with `guid eq random(guid)`, one matching object picked at random (or none).
     public func find(query text: String, _ request: ListRequest) async throws -> ListPage {
