@@ -31,7 +31,12 @@ enum SQLiteQueryCompiler {
         case .not(let inner):
             return "(NOT " + (try condition(inner)) + ")"
         case .comparison(let path, let comparison, let literal):
-            return try self.comparison(path, comparison, literal)
+            if comparison == .ne {
+                return "(NOT " + (try self.condition(.comparison(path, .eq, literal))) + ")"
+            }
+            return try throughReferences(path) { (field) throws(QueryError) in
+                try self.comparison(field, comparison, literal)
+            }
         case .matches(let path, let pattern):
             guard pattern.count <= 256, (try? NSRegularExpression(pattern: pattern)) != nil else {
                 throw QueryError(
@@ -40,14 +45,40 @@ enum SQLiteQueryCompiler {
                     column: 1,
                     query: "", expected: ["regular expression"])
             }
-            let field = jsonPath(path)
-            return
-                "(json_type(document, \(raw: field)) IS 'text' AND json_extract(document, \(raw: field)) REGEXP \(pattern))"
+            return try throughReferences(path) { field in
+                let json = jsonPath(field)
+                return
+                    "(json_type(document, \(raw: json)) IS 'text' AND json_extract(document, \(raw: json)) REGEXP \(pattern))"
+            }
         case .contains(let path, let mode, let words):
-            return contains(path, mode, words)
+            return try throughReferences(path) { field in contains(field, mode, words) }
         case .randomPick:
             return "1"
         }
+    }
+
+    /// The predicate on `path` itself, or, for `a.b.c`, on `b.c` of the object that `a` refers to
+    /// (and on `c` of the one `a.b` refers to): FatFractal's `(user.userName eq 'alice')`.
+    /// One level of references; the referenced object is found by its (collection, guid) index.
+    private static func throughReferences(_ path: FieldPath, _ build: (FieldPath) throws(QueryError) -> SQL)
+        throws(QueryError) -> SQL
+    {
+        let direct = try build(path)
+        guard path.components.count >= 2 else { return direct }
+        var alternatives = [direct]
+        for split in 1..<path.components.count {
+            guard let rest = FieldPath(components: Array(path.components[split...])),
+                let prefix = FieldPath(components: Array(path.components[..<split]))
+            else { continue }
+            let url = "substr(json_extract(objects.document, '$.\(prefix).ffUrl'), 15)"
+            let target: SQL = """
+                EXISTS (SELECT 1 FROM objects AS referenced WHERE \
+                referenced.collection = substr(\(raw: url), 1, instr(\(raw: url), '/') - 1) AND \
+                referenced.guid = substr(\(raw: url), instr(\(raw: url), '/') + 1) AND
+                """
+            alternatives.append(target + " " + (try build(rest)) + ")")
+        }
+        return "(" + SQL.joined(alternatives, separator: " OR ") + ")"
     }
 
     private static func comparison(
