@@ -246,6 +246,12 @@ def main():
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
     machine = f"{os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB, {platform.system()} {platform.release()}"
+    # Keep the one-million-object section that bench/million.py appends.
+    million_section = ""
+    if os.path.exists(args.results):
+        old = open(args.results).read()
+        if "## One million objects" in old:
+            million_section = "\n## One million objects" + old.split("## One million objects", 1)[1]
     with open(args.results, "w") as f:
         f.write(f"""# Benchmark results
 
@@ -267,7 +273,7 @@ Written by `bench/run.sh` on {datetime.date.today().isoformat()}.
 Ratios above 1 favour Roost. Targets (DESIGN.md and the issues): GET by id ≥ 4× and p99 ≤ half of
 PocketBase's; page of 20 and filtered page ≥ 4×; random pick ≥ 20×; authenticated create ≥ 3×; logins/s ≥ PocketBase's; GET by id keeps
 ≥ 80% of its rate while logins run; peak RSS ≤ a third of PocketBase's.
-""")
+""" + million_section)
     print(f"\nwrote {args.results}", file=sys.stderr)
 
 

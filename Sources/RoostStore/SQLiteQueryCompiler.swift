@@ -125,8 +125,19 @@ enum SQLiteQueryCompiler {
         case .bool(let flag):
             return "(" + type + (flag ? " IS 'true')" : " IS 'false')")
         case .string(let text):
+            // json_extract gives TEXT for strings, and JSON text for objects and arrays, which starts
+            // with '{' or '['; other texts can only equal a string, so the type check (a parse of the
+            // whole document per row) is needed only for those and for ranges.
+            if comparison == .eq, !text.hasPrefix("{"), !text.hasPrefix("[") {
+                // IS, not =: a missing field must give false, never NULL, so that NOT works.
+                return "(" + value + " IS \(text))"
+            }
             return "(" + value + " \(raw: symbol) \(text) AND " + type + " IS 'text')"
         case .number(let number):
+            // true and false come back as 1 and 0, so only those two need the type check for eq.
+            if comparison == .eq, let double = Double(number), double != 0, double != 1 {
+                return "(" + value + " IS \(numberValue(number)))"
+            }
             return "(" + value + " \(raw: symbol) \(numberValue(number)) AND (" + type + " IS 'integer' OR "
                 + type + " IS 'real'))"
         }

@@ -88,3 +88,39 @@ struct RandomPickTests {
         #expect(try store.fieldIndexes().isEmpty)
     }
 }
+
+@Suite("Query compiler output")
+struct QueryCompilerTests {
+    @Test(
+        "golden SQL: values bound, paths inline, type checks only where needed",
+        arguments: [
+            (
+                QueryExpression.comparison(FieldPath("gender")!, .eq, .string("male")),
+                "(json_extract(document, '$.gender') IS ?)", [DatabaseValue.text("male")]
+            ),
+            (
+                .comparison(FieldPath("born")!, .lt, .number("1900")),
+                "(json_extract(document, '$.born') < ? AND (json_type(document, '$.born') IS 'integer' OR json_type(document, '$.born') IS 'real'))",
+                [.integer(1900)]
+            ),
+            (
+                .comparison(FieldPath("n")!, .eq, .number("1")),
+                "(json_extract(document, '$.n') = ? AND (json_type(document, '$.n') IS 'integer' OR json_type(document, '$.n') IS 'real'))",
+                [.integer(1)]
+            ),
+            (
+                .comparison(FieldPath("x")!, .eq, .null),
+                "(json_type(document, '$.x') IS NULL OR json_type(document, '$.x') IS 'null')", []
+            ),
+            (
+                .comparison(FieldPath("guid")!, .ne, .string("a' OR 1=1")), "(NOT (guid = ?))",
+                [.text("a' OR 1=1")]
+            ),
+            (.comparison(FieldPath("version")!, .gte, .number("2")), "(version >= ?)", [.integer(2)]),
+        ])
+    func golden(_ expression: QueryExpression, _ text: String, _ arguments: [DatabaseValue]) throws {
+        let sql = try SQLiteQueryCompiler.condition(expression)
+        #expect(sql.text == text)
+        #expect(sql.arguments == arguments)
+    }
+}
