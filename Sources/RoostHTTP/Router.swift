@@ -45,10 +45,8 @@ public struct Router: Responder {
         var best: (route: Route, score: Int)?
         var bestForMethod: (route: Route, score: Int)?
         var bestGet: (route: Route, score: Int)?
-        var allowed: Set<String> = []
         for route in routes {
             guard let score = Self.score(route.segments, path) else { continue }
-            allowed.insert(route.method.rawValue)
             if best == nil || score > best!.score { best = (route, score) }
             if route.method == request.method, bestForMethod == nil || score > bestForMethod!.score {
                 bestForMethod = (route, score)
@@ -59,6 +57,8 @@ public struct Router: Responder {
             return errorResponse(RoutingError.notFound(path: String(request.path)), request)
         }
         guard let chosen = bestForMethod ?? (request.method == .head ? bestGet : nil) else {
+            // Only a 405 needs the methods the path allows; matched requests skip this.
+            var allowed = Set(routes.filter { Self.score($0.segments, path) != nil }.map(\.method.rawValue))
             if allowed.contains("GET") { allowed.insert("HEAD") }
             var response = errorResponse(RoutingError.methodNotAllowed(allowed: allowed.sorted()), request)
             response.headers.set("Allow", allowed.sorted().joined(separator: ", "))

@@ -53,7 +53,9 @@ struct ObjectRoutes: Sendable {
             return Response.json(
                 200, document, headers: HTTPHeaders([("Cache-Control", "private, no-cache")]))
         }
-        if let tags = request.headers["If-None-Match"], Self.matches(tags, version: object.version) {
+        if let tags = request.headers["If-None-Match"],
+            ObjectService.versionMatches(tags, version: object.version)
+        {
             var response = Response(status: 304)
             response.headers.set("ETag", Self.etag(object.version))
             return response
@@ -189,15 +191,6 @@ struct ObjectRoutes: Sendable {
 
     static func etag(_ version: Int64) -> String { "\"\(version)\"" }
 
-    static func matches(_ tags: String, version: Int64) -> Bool {
-        tags.split(separator: ",").contains { tag in
-            var bare = tag.drop(while: { $0 == " " })
-            if bare == "*" { return true }
-            if bare.hasPrefix("W/") { bare = bare.dropFirst(2) }
-            return bare.trimmingSuffixSpaces() == etag(version)
-        }
-    }
-
     static func integerParameter(_ request: Request, _ name: String, default value: Int) throws -> Int {
         guard let text = request.queryParameter(name) else { return value }
         guard let number = Int(text) else {
@@ -227,13 +220,5 @@ struct ObjectRoutes: Sendable {
             }
             return SortKey(field: field, descending: direction == "desc")
         }
-    }
-}
-
-extension Substring {
-    func trimmingSuffixSpaces() -> Substring {
-        var result = self
-        while result.last == " " { result.removeLast() }
-        return result
     }
 }

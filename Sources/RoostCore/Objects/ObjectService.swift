@@ -257,18 +257,22 @@ public struct ObjectService: Sendable {
 
     /// Checks `If-Match` (a list of `"version"` tags, or `*`) against the current version.
     static func check(ifMatch: String?, version: Int64) throws {
-        guard let ifMatch else { return }
-        let tags = ifMatch.split(separator: ",").map { String($0).trimmed(of: " \t") }
-        if tags.contains("*") { return }
-        let matches = tags.contains { tag in
-            var bare = Substring(tag)
+        guard let ifMatch, !versionMatches(ifMatch, version: version) else { return }
+        throw RoostError.versionMismatch(expected: ifMatch, current: version)
+    }
+
+    /// Whether an `If-Match`/`If-None-Match` list (`"3"`, `W/"3"`, `3`, `*`, comma-separated) names
+    /// this version. The one parser of entity tags, for reads and writes alike.
+    public static func versionMatches(_ tags: String, version: Int64) -> Bool {
+        tags.split(separator: ",").contains { tag in
+            var bare = Substring(String(tag).trimmed(of: " \t"))
+            if bare == "*" { return true }
             if bare.hasPrefix("W/") { bare = bare.dropFirst(2) }
             if bare.hasPrefix("\"") && bare.hasSuffix("\"") && bare.count >= 2 {
                 bare = bare.dropFirst().dropLast()
             }
             return bare == String(version)
         }
-        if !matches { throw RoostError.versionMismatch(expected: ifMatch, current: version) }
     }
 
     /// Whether a collection name is acceptable: `[A-Za-z][A-Za-z0-9_]{0,63}`.
