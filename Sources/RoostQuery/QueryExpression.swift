@@ -12,6 +12,8 @@ public indirect enum QueryExpression: Sendable, Equatable {
     /// `guid eq random(guid)`: pick one matching object at random. Only valid as a top-level
     /// conjunct; ``QueryPlan`` takes it out of the filter.
     case randomPick
+    /// Always or never; access rules produce it, the parser does not.
+    case constant(Bool)
 }
 
 /// The comparison operators.

@@ -11,6 +11,9 @@
 ///     value      := string | number | 'true' | 'false' | 'null' | 'random' '(' 'guid' ')'
 ///
 /// Strings use single quotes, with `''` for a quote inside. Errors carry the 1-based column.
+///
+/// Rules (``parseRule(_:)``) add `public`, `loggedIn` and `none` as conditions, and `@user.guid`,
+/// `@user.groups` and `@request.body.path` on either side of a predicate; they have no `random`.
 public struct QueryParser {
     /// The longest query accepted, in characters.
     public static let maximumLength = 4096
@@ -19,26 +22,44 @@ public struct QueryParser {
 
     /// Parses a whole query.
     public static func parse(_ text: String) throws(QueryError) -> QueryExpression {
-        var parser = QueryParser(text: text)
+        var parser = QueryParser(text: text, isRule: false)
+        // A query has no variables or principals, so it always lowers.
+        guard let query = try parser.parseQuery().queryExpression else {
+            throw parser.fail("the query names a principal", at: 0, expected: [])
+        }
+        return query
+    }
+
+    /// Parses an access rule: a query that may also use `public`, `loggedIn`, `none` and the
+    /// variables `@user.guid`, `@user.groups` and `@request.body.field`.
+    public static func parseRule(_ text: String) throws(QueryError) -> RuleExpression {
+        var parser = QueryParser(text: text, isRule: true)
         return try parser.parseQuery()
     }
 
     private enum Token: Equatable {
-        case open, close, word(String), string(String), number(String), end
+        case open, close, word(String), variable(String), string(String), number(String), end
     }
 
     private let text: String
     private let scalars: [Unicode.Scalar]
+    /// Whether principals and `@` variables are allowed, and `random(guid)` is not.
+    private let isRule: Bool
     private var index = 0
     private var tokenStart = 0
     private var depth = 0
 
-    private init(text: String) {
+    private init(text: String, isRule: Bool) {
         self.text = text
+        self.isRule = isRule
         scalars = Array(text.unicodeScalars)
     }
 
-    private mutating func parseQuery() throws(QueryError) -> QueryExpression {
+    private static let principals: [String: RuleExpression] = [
+        "public": .constant(true), "none": .constant(false), "loggedIn": .loggedIn,
+    ]
+
+    private mutating func parseQuery() throws(QueryError) -> RuleExpression {
         guard scalars.count <= Self.maximumLength else {
             throw fail(
                 "the query is longer than \(Self.maximumLength) characters", at: Self.maximumLength + 1,
@@ -60,7 +81,7 @@ public struct QueryParser {
         return expression
     }
 
-    private mutating func parseExpression() throws(QueryError) -> QueryExpression {
+    private mutating func parseExpression() throws(QueryError) -> RuleExpression {
         var parts = [try parseConjunction()]
         while try peekWord("or") {
             _ = try next()
@@ -69,7 +90,7 @@ public struct QueryParser {
         return parts.count == 1 ? parts[0] : .or(parts)
     }
 
-    private mutating func parseConjunction() throws(QueryError) -> QueryExpression {
+    private mutating func parseConjunction() throws(QueryError) -> RuleExpression {
         var parts = [try parseUnary()]
         while try peekWord("and") {
             _ = try next()
@@ -78,7 +99,7 @@ public struct QueryParser {
         return parts.count == 1 ? parts[0] : .and(parts)
     }
 
-    private mutating func parseUnary() throws(QueryError) -> QueryExpression {
+    private mutating func parseUnary() throws(QueryError) -> RuleExpression {
         let (token, start) = try next()
         switch token {
         case .word("not"):
@@ -96,24 +117,44 @@ public struct QueryParser {
             }
             return inner
         case .word(let name):
-            return try parsePredicate(path: name, at: start)
+            if isRule, let principal = Self.principals[name], !(try peekOperator()) { return principal }
+            guard let path = FieldPath(name) else {
+                throw fail(
+                    "'\(name)' is not a field name: use letters, digits and '_', with '.' between parts",
+                    at: start, expected: ["field name"])
+            }
+            return try parsePredicate(left: .field(path), name: name)
+        case .variable(let name):
+            return try parsePredicate(left: .variable(try variable(name, at: start)), name: "@" + name)
         default:
+            let expected = isRule ? ["public", "loggedIn", "none", "a field name", "@user.guid"] : ["a field name"]
             throw fail(
-                "expected a field name, 'not' or '(' but found \(describe(token))", at: start,
-                expected: ["field name", "not", "("])
+                "expected \(expected.joined(separator: ", ")), 'not' or '(' but found \(describe(token))",
+                at: start, expected: ["field name", "not", "("])
         }
     }
 
-    private mutating func parsePredicate(path name: String, at start: Int) throws(QueryError)
-        -> QueryExpression
-    {
-        guard let path = FieldPath(name) else {
+    private func variable(_ name: String, at start: Int) throws(QueryError) -> RuleVariable {
+        guard let variable = RuleVariable(name) else {
             throw fail(
-                "'\(name)' is not a field name: use letters, digits and '_', with '.' between parts",
-                at: start, expected: ["field name"])
+                "unknown variable '@\(name)'; use @user.guid, @user.groups or @request.body.field", at: start,
+                expected: ["@user.guid", "@user.groups", "@request.body.field"])
         }
-        let operators =
-            ComparisonOperator.allCases.map(\.rawValue) + ["matches", "contains_any", "contains_all"]
+        return variable
+    }
+
+    private static let operators =
+        ComparisonOperator.allCases.map(\.rawValue) + ["matches", "contains_any", "contains_all"]
+
+    private mutating func peekOperator() throws(QueryError) -> Bool {
+        if case .word(let word) = try peek() { return Self.operators.contains(word) }
+        return false
+    }
+
+    private mutating func parsePredicate(left: RuleOperand, name: String) throws(QueryError)
+        -> RuleExpression
+    {
+        let operators = Self.operators
         let (token, operatorStart) = try next()
         guard case .word(let word) = token, operators.contains(word) else {
             throw fail(
@@ -123,7 +164,9 @@ public struct QueryParser {
         let (value, valueStart) = try next()
         switch (word, value) {
         case ("matches", .string(let pattern)):
-            return .matches(path, pattern)
+            return .matches(left, pattern)
+        case ("contains_any", .variable(let name)), ("contains_all", .variable(let name)):
+            return .contains(left, ContainsMode(rawValue: word)!, .variable(try variable(name, at: valueStart)))
         case ("contains_any", .string(let words)), ("contains_all", .string(let words)):
             let list = words.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard !list.isEmpty, list.count <= 100 else {
@@ -131,7 +174,7 @@ public struct QueryParser {
                     "\(word) takes 1 to 100 words in one string, such as 'red blue'", at: valueStart,
                     expected: ["string"])
             }
-            return .contains(path, ContainsMode(rawValue: word)!, list)
+            return .contains(left, ContainsMode(rawValue: word)!, .words(list))
         case ("matches", _), ("contains_any", _), ("contains_all", _):
             throw fail(
                 "expected a string after '\(word)' but found \(describe(value))", at: valueStart,
@@ -141,14 +184,15 @@ public struct QueryParser {
         }
         let comparison = ComparisonOperator(rawValue: word)!
         switch value {
-        case .string(let string): return .comparison(path, comparison, .string(string))
-        case .number(let number): return .comparison(path, comparison, .number(number))
-        case .word("true"): return .comparison(path, comparison, .bool(true))
-        case .word("false"): return .comparison(path, comparison, .bool(false))
-        case .word("null"): return .comparison(path, comparison, .null)
-        case .word("random"):
+        case .string(let string): return .comparison(left, comparison, .literal(.string(string)))
+        case .number(let number): return .comparison(left, comparison, .literal(.number(number)))
+        case .word("true"): return .comparison(left, comparison, .literal(.bool(true)))
+        case .word("false"): return .comparison(left, comparison, .literal(.bool(false)))
+        case .word("null"): return .comparison(left, comparison, .literal(.null))
+        case .variable(let name): return .comparison(left, comparison, .variable(try variable(name, at: valueStart)))
+        case .word("random") where !isRule:
             try expectRandomArguments()
-            guard path.components == ["guid"], comparison == .eq else {
+            guard left == .field(FieldPath("guid")!), comparison == .eq else {
                 throw fail(
                     "random(guid) is only compared with guid, as in 'guid eq random(guid)'", at: valueStart,
                     expected: [])
@@ -213,6 +257,12 @@ public struct QueryParser {
             return (.close, start)
         case "'":
             return (.string(try readString(start: start)), start)
+        case "@" where isRule:
+            index += 1
+            while index < scalars.count, Self.isWordScalar(scalars[index]) || scalars[index] == "." {
+                index += 1
+            }
+            return (.variable(String(String.UnicodeScalarView(scalars[(start + 1)..<index]))), start)
         case "-", "0"..."9":
             return (.number(try readNumber(start: start)), start)
         default:
@@ -289,13 +339,14 @@ public struct QueryParser {
         case .open: "'('"
         case .close: "')'"
         case .word(let word): "'\(word)'"
+        case .variable(let name): "'@\(name)'"
         case .string: "a string"
         case .number(let number): "the number \(number)"
         case .end: "the end of the query"
         }
     }
 
-    private func fail(_ message: String, at offset: Int, expected: [String]) -> QueryError {
+    fileprivate func fail(_ message: String, at offset: Int, expected: [String]) -> QueryError {
         let column = min(offset, scalars.count) + 1
         return QueryError(
             message: "\(message) at column \(column)", column: column, query: text, expected: expected)

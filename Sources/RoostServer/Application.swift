@@ -29,6 +29,10 @@ public struct ServerConfiguration: Sendable {
     public var clock: any Clock = SystemClock()
     /// Where guids come from; tests set a predictable source.
     public var guids: any GuidGenerator = RandomGuidGenerator()
+    /// The app definition file (`roost.json`); when nil, ``appDefinition`` applies.
+    public var appDefinitionPath: String?
+    /// The definition used without a file: FatFractal's default rules unless set.
+    public var appDefinition = AppDefinition()
 
     public init() {}
 }
@@ -37,26 +41,37 @@ public struct ServerConfiguration: Sendable {
 public final class Application: Sendable {
     public let configuration: ServerConfiguration
     private let server: HTTPServer
+    private let storage: SQLiteStorage
+    /// The app definition in force.
+    public let definitions: AppDefinitionSource
 
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
+        definitions =
+            try configuration.appDefinitionPath.map { path throws(AppDefinitionError) in
+                try AppDefinitionSource(path: path)
+            } ?? AppDefinitionSource(configuration.appDefinition)
         let storage = try SQLiteStorage(
             directory: configuration.dataDirectory, durability: configuration.durability)
+        self.storage = storage
         let metrics = HTTPMetrics()
         let accounts = AccountService(
             objects: storage.objects, accounts: storage.accounts, hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
-            decoyHash: configuration.passwordHasher.hashBlocking(Sodium.randomPassword()))
+            decoyHash: configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
+            definitions: definitions)
         let authenticator = Authenticator(accounts: accounts)
         var router = APIRouter(
             router: Router(errorResponse: ErrorBoundary.response), authenticator: authenticator)
         let objects = ObjectService(
-            store: storage.objects, clock: configuration.clock, guids: configuration.guids)
+            store: storage.objects, clock: configuration.clock, guids: configuration.guids,
+            definitions: definitions)
         ObjectRoutes(service: objects).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
+        AdminRoutes(accounts: accounts).register(in: &router)
         SystemRoutes(metrics: metrics).register(in: &router.router)
         let httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
@@ -69,8 +84,31 @@ public final class Application: Sendable {
         server = HTTPServer(configuration: httpConfiguration, responder: router.router, metrics: metrics)
     }
 
-    /// Starts listening; returns once connections are accepted.
-    public func start() throws { try server.start() }
+    /// Creates the definition's indexes, then starts listening; returns once connections are
+    /// accepted.
+    public func start() async throws {
+        try await createIndexes(of: definitions.definition)
+        try server.start()
+    }
+
+    /// Re-reads the app definition file and puts it in force without dropping a connection; an
+    /// invalid file throws and the running definition stays.
+    @discardableResult
+    public func reloadAppDefinition() async throws -> AppDefinition {
+        guard let path = definitions.path else { return definitions.definition }
+        let definition = try AppDefinitionSource.load(path)
+        try await createIndexes(of: definition)
+        definitions.replace(with: definition)
+        return definition
+    }
+
+    private func createIndexes(of definition: AppDefinition) async throws {
+        for (collection, policy) in definition.collections where collection != "*" {
+            for field in policy.indexes {
+                try await storage.objects.createIndex(collection: collection, field: field)
+            }
+        }
+    }
 
     /// The port listened on, useful when the configuration asked for port 0.
     public var port: Int { server.port }

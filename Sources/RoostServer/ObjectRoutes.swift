@@ -10,46 +10,49 @@ struct ObjectRoutes: Sendable {
 
     func register(in router: inout APIRouter) {
         router.on(.post, "/ff/resources/:collection") { try await create($0, $1) }
-        router.on(.get, "/ff/resources/:collection") { request, _ in try await list(request) }
-        router.on(.get, "/ff/resources/:collection/:guid") { request, _ in try await read(request) }
-        router.on(.get, "/ff/resources/:collection/:guid/:member") { request, _ in try await member(request) }
+        router.on(.get, "/ff/resources/:collection") { try await list($0, $1) }
+        router.on(.get, "/ff/resources/:collection/:guid") { try await read($0, $1) }
+        router.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1) }
         // A query holding '/' (in a string) spans several path segments.
-        router.on(.get, "/ff/resources/:collection/*query") { request, _ in
-            try await find(request, query: request.parameters["query"]!)
+        router.on(.get, "/ff/resources/:collection/*query") { request, principal in
+            try await find(request, principal, query: request.parameters["query"]!)
         }
         router.on(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
         router.on(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
         router.on(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
+        router.on(.put, "/ff/resources/:collection/:guid/:member") { try await setACL($0, $1) }
+        router.on(.delete, "/ff/resources/:collection/:guid/:member") { try await removeACL($0, $1) }
     }
 
-    /// Users change through the account endpoints, which keep names and emails unique.
-    private static func refuseUserWrites(_ request: Request) throws {
+    /// Users are created and deleted through the account endpoints, which keep names and emails
+    /// unique; their profiles change here, under the FFUser rules.
+    private static func refuseUserCreateOrDelete(_ request: Request) throws {
         if request.parameters["collection"] == AccountService.userCollection {
             throw RoostError.forbidden(
-                "FFUser objects are written through /ff/register and the account endpoints.")
+                "FFUser objects are created through /ff/register and deleted with 'roost users delete'.")
         }
     }
 
     private func create(_ request: Request, _ principal: Principal?) async throws -> Response {
-        try Self.refuseUserWrites(request)
+        try Self.refuseUserCreateOrDelete(request)
         let object = try await service.create(
-            in: request.parameters["collection"]!, body: try Self.bodyObject(request),
-            actor: principal?.userGuid)
+            in: request.parameters["collection"]!, body: try Self.bodyObject(request), caller: principal)
         var response = Self.objectResponse(object, status: 201)
         response.headers.set("Location", "/ff/resources/\(object.collection)/\(object.guid)")
         return response
     }
 
-    private func read(_ request: Request) async throws -> Response {
+    private func read(_ request: Request, _ principal: Principal?) async throws -> Response {
         if request.parameters["guid"]!.hasPrefix("(") {
-            return try await find(request, query: request.parameters["guid"]!)
+            return try await find(request, principal, query: request.parameters["guid"]!)
         }
         let object = try await service.object(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!)
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, caller: principal)
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
         if depth != 0 {
             // Inlined objects change on their own, so this answer has no ETag of its own version.
-            let document = try await service.inliningReferences([object.document], depth: depth)[0]
+            let document = try await service.inliningReferences(
+                [object.document], depth: depth, caller: principal)[0]
             return Response.json(
                 200, document, headers: HTTPHeaders([("Cache-Control", "private, no-cache")]))
         }
@@ -64,41 +67,76 @@ struct ObjectRoutes: Sendable {
     }
 
     private func replace(_ request: Request, _ principal: Principal?) async throws -> Response {
-        try Self.refuseUserWrites(request)
         let object = try await service.replace(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             body: try Self.bodyObject(request),
-            ifMatch: request.headers["If-Match"], actor: principal?.userGuid)
+            ifMatch: request.headers["If-Match"], caller: principal)
         return Self.objectResponse(object, status: 200)
     }
 
     private func patch(_ request: Request, _ principal: Principal?) async throws -> Response {
-        try Self.refuseUserWrites(request)
         let object = try await service.patch(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             patch: try Self.bodyObject(request),
-            ifMatch: request.headers["If-Match"], actor: principal?.userGuid)
+            ifMatch: request.headers["If-Match"], caller: principal)
         return Self.objectResponse(object, status: 200)
     }
 
     private func delete(_ request: Request, _ principal: Principal?) async throws -> Response {
-        try Self.refuseUserWrites(request)
+        try Self.refuseUserCreateOrDelete(request)
         try await service.delete(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            ifMatch: request.headers["If-Match"])
+            ifMatch: request.headers["If-Match"], caller: principal)
         return Response(status: 204)
     }
 
-    private func list(_ request: Request) async throws -> Response {
-        try await pageResponse(try await service.list(try Self.listRequest(request)), request)
+    private func list(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try await pageResponse(
+            try await service.list(try Self.listRequest(request), caller: principal), request, principal)
+    }
+
+    /// `GET .../{guid}/ffACL`.
+    private func acl(_ request: Request, _ principal: Principal?) async throws -> Response {
+        Response.json(
+            200,
+            try await service.acl(
+                in: request.parameters["collection"]!, guid: request.parameters["guid"]!, caller: principal))
+    }
+
+    /// `PUT .../{guid}/ffACL` with `{readUsers, readGroups, writeUsers, writeGroups}`.
+    private func setACL(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try Self.expectACLMember(request)
+        return Response.json(
+            200,
+            try await service.setACL(
+                in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+                body: try Self.bodyObject(request), ifMatch: request.headers["If-Match"], caller: principal))
+    }
+
+    /// `DELETE .../{guid}/ffACL`: back to the collection's rules.
+    private func removeACL(_ request: Request, _ principal: Principal?) async throws -> Response {
+        try Self.expectACLMember(request)
+        try await service.removeACL(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            ifMatch: request.headers["If-Match"], caller: principal)
+        return Response(status: 204)
+    }
+
+    private static func expectACLMember(_ request: Request) throws {
+        guard request.parameters["member"] == "ffACL" else {
+            throw RoostError(
+                status: 404, code: "not_found",
+                message: "Only an object's access list, .../{guid}/ffACL, can be written below an object.")
+        }
     }
 
     /// `.../{guid}/BackReferences.{Collection}.{field}`, or `.../({query})/{member}` split oddly by a
     /// '/' inside the query.
-    private func member(_ request: Request) async throws -> Response {
+    private func member(_ request: Request, _ principal: Principal?) async throws -> Response {
         let guid = request.parameters["guid"]!
         let member = request.parameters["member"]!
-        if guid.hasPrefix("(") { return try await find(request, query: guid + "/" + member) }
+        if guid.hasPrefix("(") { return try await find(request, principal, query: guid + "/" + member) }
+        if member == "ffACL" { return try await acl(request, principal) }
         let parts = member.split(separator: ".", maxSplits: 2).map(String.init)
         guard parts.count == 3, parts[0] == "BackReferences", let field = FieldPath(parts[2]) else {
             throw RoostError(
@@ -109,27 +147,31 @@ struct ObjectRoutes: Sendable {
         }
         let page = try await service.backReferences(
             to: request.parameters["collection"]!, guid: guid, from: parts[1], field: field,
-            try Self.listRequest(request))
-        return try await pageResponse(page, request)
+            try Self.listRequest(request), caller: principal)
+        return try await pageResponse(page, request, principal)
     }
 
     /// `GET /ff/resources/{Collection}/({query})`: an empty result is a 200 with no items;
     /// `({query})/member` answers the objects that member refers to.
-    private func find(_ request: Request, query: String) async throws -> Response {
+    private func find(_ request: Request, _ principal: Principal?, query: String) async throws -> Response {
         if let (text, member) = Self.splitTraversal(query) {
             return try await pageResponse(
-                try await service.traverse(query: text, member: member, try Self.listRequest(request)),
-                request)
+                try await service.traverse(
+                    query: text, member: member, try Self.listRequest(request), caller: principal),
+                request, principal)
         }
         return try await pageResponse(
-            try await service.find(query: query, try Self.listRequest(request)), request)
+            try await service.find(query: query, try Self.listRequest(request), caller: principal), request,
+            principal)
     }
 
-    private func pageResponse(_ page: ListPage, _ request: Request) async throws -> Response {
+    private func pageResponse(_ page: ListPage, _ request: Request, _ principal: Principal?) async throws
+        -> Response
+    {
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
         guard depth != 0 else { return Self.pageResponse(page) }
         var inlined = page
-        inlined.documents = try await service.inliningReferences(page.documents, depth: depth)
+        inlined.documents = try await service.inliningReferences(page.documents, depth: depth, caller: principal)
         return Self.pageResponse(inlined)
     }
 

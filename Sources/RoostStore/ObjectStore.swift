@@ -14,11 +14,15 @@ public struct StoredObject: Sendable, Equatable {
     public var updatedAt: Int64
     /// 1 on create, +1 on each change.
     public var version: Int64
+    /// The object's access list as JSON (`{readUsers, readGroups, writeUsers, writeGroups}`), kept
+    /// out of the document; nil when the collection's rules alone apply.
+    public var acl: [UInt8]?
 
     public init(
         collection: String, guid: String, document: [UInt8], createdBy: String?, createdAt: Int64,
-        updatedBy: String?, updatedAt: Int64, version: Int64
+        updatedBy: String?, updatedAt: Int64, version: Int64, acl: [UInt8]? = nil
     ) {
+        self.acl = acl
         self.collection = collection
         self.guid = guid
         self.document = document
@@ -46,6 +50,9 @@ public struct ListRequest: Sendable {
     public var collection: String
     /// Only objects matching this; nil for all.
     public var filter: QueryExpression?
+    /// What the caller may see, from the access rules; and-ed with `filter`. Unlike the filter,
+    /// its dotted paths never look through references, and `ffACL.*` reads the object's access list.
+    public var restriction: QueryExpression?
     /// Empty means creation order.
     public var sort: [SortKey]
     public var start: Int
@@ -54,12 +61,12 @@ public struct ListRequest: Sendable {
     public var includeTotal: Bool
 
     public init(
-        collection: String, filter: QueryExpression? = nil, sort: [SortKey] = [], start: Int = 0,
-        count: Int = 100,
-        includeTotal: Bool = false
+        collection: String, filter: QueryExpression? = nil, restriction: QueryExpression? = nil,
+        sort: [SortKey] = [], start: Int = 0, count: Int = 100, includeTotal: Bool = false
     ) {
         self.collection = collection
         self.filter = filter
+        self.restriction = restriction
         self.sort = sort
         self.start = start
         self.count = count
@@ -119,12 +126,46 @@ public protocol ObjectStore: Sendable {
     func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void)
         async throws
 
-    /// The documents of these objects that exist, by guid; one round trip.
-    func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]]
+    /// The documents of these objects that exist and match `restriction`, by guid; one round trip.
+    func objects(in collection: String, guids: [String], restriction: QueryExpression?) async throws
+        -> [String: [UInt8]]
 
     /// One page of a collection.
     func list(_ request: ListRequest) async throws -> ListPage
 
-    /// One object matching `filter`, each equally likely; nil when none matches.
-    func randomObject(in collection: String, matching filter: QueryExpression?) async throws -> [UInt8]?
+    /// One object matching `filter` and `restriction`, each equally likely; nil when none matches.
+    func randomObject(in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?)
+        async throws -> [UInt8]?
+
+    /// What access checks need to know of a user: flags from the `FFUser` object and the groups
+    /// that list them; nil when the user does not exist.
+    func accessFacts(userGuid: String) async throws -> UserAccessFacts?
+}
+
+extension ObjectStore {
+    /// The documents of these objects that exist, by guid.
+    public func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]] {
+        try await objects(in: collection, guids: guids, restriction: nil)
+    }
+
+    /// One object matching `filter`, each equally likely.
+    public func randomObject(in collection: String, matching filter: QueryExpression?) async throws -> [UInt8]? {
+        try await randomObject(in: collection, matching: filter, restriction: nil)
+    }
+}
+
+/// A user's standing for access checks.
+public struct UserAccessFacts: Sendable, Equatable {
+    /// `admin: true` on the user object.
+    public var isAdmin: Bool
+    /// False when an administrator set `active: false`.
+    public var isActive: Bool
+    /// Guids of the `FFUserGroup` objects whose `users` name this user.
+    public var groups: [String]
+
+    public init(isAdmin: Bool, isActive: Bool, groups: [String]) {
+        self.isAdmin = isAdmin
+        self.isActive = isActive
+        self.groups = groups
+    }
 }

@@ -27,7 +27,41 @@ public final class SQLiteObjectStore: ObjectStore {
         // random(guid) draws row ids within a collection's range.
         Migration(
             version: 3, name: "objects by id", sql: "CREATE INDEX objects_by_id ON objects (collection, id);"),
+        // Per-object access lists live beside the document; group membership is derived from
+        // FFUserGroup objects so that a request finds its user's groups with one seek.
+        Migration(
+            version: 4, name: "access lists and group members",
+            sql: """
+                ALTER TABLE objects ADD COLUMN acl TEXT;
+                CREATE TABLE group_members (
+                    user_guid TEXT NOT NULL,
+                    group_guid TEXT NOT NULL,
+                    PRIMARY KEY (user_guid, group_guid)
+                ) WITHOUT ROWID;
+                CREATE INDEX group_members_by_group ON group_members (group_guid);
+                """ + groupMembersInsert(matching: "1").text + ";"),
     ]
+
+    /// The collection whose objects define groups.
+    public static let groupCollection = "FFUserGroup"
+
+    /// Rows of `group_members` for the groups matching `condition` (on `o`): each element of
+    /// `users` that is a user guid or a reference to an `FFUser`.
+    static func groupMembersInsert(matching condition: SQL) -> SQL {
+        """
+        INSERT OR IGNORE INTO group_members (group_guid, user_guid)
+        SELECT o.guid, CASE u.type WHEN 'text' THEN u.value ELSE substr(json_extract(u.value, '$.ffUrl'), 22) END
+        FROM objects AS o, json_each(o.document, '$.users') AS u
+        WHERE o.collection = '\(raw: groupCollection)' AND \(condition)
+        AND (u.type = 'text' OR (u.type = 'object' AND json_extract(u.value, '$.ffUrl') LIKE '/ff/resources/FFUser/%'))
+        """
+    }
+
+    /// Keeps `group_members` in step with a group object, inside the write that changed it.
+    static func refreshMembers(ofGroup guid: String, on connection: SQLiteConnection) throws {
+        try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
+        try connection.run(groupMembersInsert(matching: "o.guid = \(guid)"))
+    }
 
     /// Opens `roost.sqlite` in `directory` on its own; ``SQLiteStorage`` opens it for every store.
     public convenience init(directory: String, durability: Durability = .normal) throws {
@@ -40,14 +74,14 @@ public final class SQLiteObjectStore: ObjectStore {
     }
 
     private static let columns =
-        "collection, guid, document, created_by, created_at, updated_by, updated_at, version"
+        "collection, guid, document, created_by, created_at, updated_by, updated_at, version, acl"
 
     private static func object(_ row: Row) -> StoredObject {
         StoredObject(
             collection: row.text(0) ?? "", guid: row.text(1) ?? "", document: row.bytes(2),
             createdBy: row.text(3),
             createdAt: row.integer(4), updatedBy: row.text(5), updatedAt: row.integer(6),
-            version: row.integer(7))
+            version: row.integer(7), acl: row.isNull(8) ? nil : row.bytes(8))
     }
 
     public func insert(_ object: StoredObject) async throws {
@@ -59,21 +93,25 @@ public final class SQLiteObjectStore: ObjectStore {
         do {
             try connection.run(
                 """
-                INSERT INTO objects (collection, guid, document, created_by, created_at, updated_by, updated_at, version)
+                INSERT INTO objects (collection, guid, document, created_by, created_at, updated_by, updated_at, version, acl)
                 VALUES (\(object.collection), \(object.guid), \(Self.text(object.document)), \(object.createdBy),
-                \(object.createdAt), \(object.updatedBy), \(object.updatedAt), \(object.version))
+                \(object.createdAt), \(object.updatedBy), \(object.updatedAt), \(object.version), \(Self.text(object.acl)))
                 """)
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.duplicate
         }
+        if object.collection == groupCollection { try refreshMembers(ofGroup: object.guid, on: connection) }
     }
 
     public func object(in collection: String, guid: String) async throws -> StoredObject? {
         try database.read { connection in try Self.object(in: collection, guid: guid, on: connection) }
     }
 
-    public func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]] {
+    public func objects(in collection: String, guids: [String], restriction: QueryExpression?) async throws
+        -> [String: [UInt8]]
+    {
         guard !guids.isEmpty else { return [:] }
+        let condition = try Self.condition(collection, nil, restriction)
         var result: [String: [UInt8]] = [:]
         // SQLite allows 32,766 parameters; stay far below with chunks of 500.
         for start in stride(from: 0, to: guids.count, by: 500) {
@@ -81,7 +119,7 @@ public final class SQLiteObjectStore: ObjectStore {
             let list = SQL.joined(chunk.map { "\($0)" }, separator: ", ")
             try database.read { connection in
                 for (guid, document) in try connection.query(
-                    "SELECT guid, document FROM objects WHERE collection = \(collection) AND guid IN (\(list))",
+                    "SELECT guid, document FROM objects WHERE \(condition) AND guid IN (\(list))",
                     { ($0.text(0) ?? "", $0.bytes(1)) })
                 {
                     result[guid] = document
@@ -111,9 +149,10 @@ public final class SQLiteObjectStore: ObjectStore {
             try connection.run(
                 """
                 UPDATE objects SET document = \(Self.text(next.document)), updated_by = \(next.updatedBy),
-                updated_at = \(next.updatedAt), version = \(next.version)
+                updated_at = \(next.updatedAt), version = \(next.version), acl = \(Self.text(next.acl))
                 WHERE collection = \(collection) AND guid = \(guid)
                 """)
+            if collection == Self.groupCollection { try Self.refreshMembers(ofGroup: guid, on: connection) }
             return next
         }
     }
@@ -127,6 +166,9 @@ public final class SQLiteObjectStore: ObjectStore {
             }
             try check(current)
             try connection.run("DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)")
+            if collection == Self.groupCollection {
+                try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
+            }
         }
     }
 
@@ -138,7 +180,7 @@ public final class SQLiteObjectStore: ObjectStore {
         // Ties break on guid in the direction of the last key, so an index can serve the whole order.
         order.append(
             request.sort.isEmpty ? "id ASC" : request.sort.last!.descending ? "guid DESC" : "guid ASC")
-        let condition = try Self.condition(request.collection, request.filter)
+        let condition = try Self.condition(request.collection, request.filter, request.restriction)
         let sql: SQL = """
             SELECT document FROM objects WHERE \(condition)
             ORDER BY \(SQL.joined(order, separator: ", ")) LIMIT \(request.count) OFFSET \(request.start)
@@ -158,10 +200,10 @@ public final class SQLiteObjectStore: ObjectStore {
     /// Uniform without sorting the matches: draw row ids in the collection's id range and keep the
     /// first that exists and matches (each match is equally likely on every draw). When matches are
     /// sparse in that range, count them and take one at a random offset instead.
-    public func randomObject(in collection: String, matching filter: QueryExpression?) async throws
-        -> [UInt8]?
-    {
-        let condition = try Self.condition(collection, filter)
+    public func randomObject(
+        in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?
+    ) async throws -> [UInt8]? {
+        let condition = try Self.condition(collection, filter, restriction)
         return try database.read { connection -> [UInt8]? in
             guard
                 let (low, high) = try connection.first(
@@ -192,9 +234,33 @@ public final class SQLiteObjectStore: ObjectStore {
     /// Draws before falling back to counting: enough when at least a tenth of the range matches.
     static let randomDraws = 32
 
-    static func condition(_ collection: String, _ filter: QueryExpression?) throws -> SQL {
-        guard let filter else { return "collection = \(collection)" }
-        return "collection = \(collection) AND " + (try SQLiteQueryCompiler.condition(filter))
+    static func condition(
+        _ collection: String, _ filter: QueryExpression?, _ restriction: QueryExpression? = nil
+    ) throws -> SQL {
+        var condition: SQL = "collection = \(collection)"
+        if let filter { condition = condition + " AND " + (try SQLiteQueryCompiler.condition(filter)) }
+        if let restriction {
+            condition =
+                condition + " AND " + (try SQLiteQueryCompiler.condition(restriction, followsReferences: false))
+        }
+        return condition
+    }
+
+    public func accessFacts(userGuid: String) async throws -> UserAccessFacts? {
+        try database.read { connection in
+            try connection.first(
+                """
+                SELECT json_extract(document, '$.admin') IS 1 AND json_type(document, '$.admin') = 'true',
+                json_type(document, '$.active') IS NOT 'false',
+                (SELECT group_concat(group_guid, char(31)) FROM group_members WHERE user_guid = \(userGuid))
+                FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+                """
+            ) { row in
+                UserAccessFacts(
+                    isAdmin: row.integer(0) == 1, isActive: row.integer(1) == 1,
+                    groups: (row.text(2) ?? "").split(separator: "\u{1F}").map(String.init))
+            }
+        }
     }
 
     /// Metadata sorts on its indexed column; anything else on the JSON value at that path.
@@ -215,6 +281,10 @@ public final class SQLiteObjectStore: ObjectStore {
 
     private static func text(_ bytes: [UInt8]) -> DatabaseValue {
         .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func text(_ bytes: [UInt8]?) -> DatabaseValue {
+        bytes.map(text) ?? .null
     }
 }
 

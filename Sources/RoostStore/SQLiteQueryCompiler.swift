@@ -14,9 +14,17 @@ enum SQLiteQueryCompiler {
     static let metadataColumns: [String: (column: String, isInteger: Bool)] = [
         "guid": ("guid", false), "createdBy": ("created_by", false), "updatedBy": ("updated_by", false),
         "createdAt": ("created_at", true), "updatedAt": ("updated_at", true), "version": ("version", true),
+        "ffACL": ("acl", false),
     ]
 
-    static func condition(_ expression: QueryExpression) throws(QueryError) -> SQL {
+    /// The condition; `followsReferences` lets a dotted path also match through a referenced
+    /// object, which queries want and access rules must not.
+    static func condition(_ expression: QueryExpression, followsReferences: Bool = true) throws(QueryError)
+        -> SQL
+    {
+        let condition = { (part: QueryExpression) throws(QueryError) -> SQL in
+            try self.condition(part, followsReferences: followsReferences)
+        }
         switch expression {
         case .and(let parts):
             return "("
@@ -32,9 +40,9 @@ enum SQLiteQueryCompiler {
             return "(NOT " + (try condition(inner)) + ")"
         case .comparison(let path, let comparison, let literal):
             if comparison == .ne {
-                return "(NOT " + (try self.condition(.comparison(path, .eq, literal))) + ")"
+                return "(NOT " + (try condition(.comparison(path, .eq, literal))) + ")"
             }
-            return try throughReferences(path) { (field) throws(QueryError) in
+            return try throughReferences(path, followsReferences) { (field) throws(QueryError) in
                 try self.comparison(field, comparison, literal)
             }
         case .matches(let path, let pattern):
@@ -45,26 +53,28 @@ enum SQLiteQueryCompiler {
                     column: 1,
                     query: "", expected: ["regular expression"])
             }
-            return try throughReferences(path) { field in
-                let json = jsonPath(field)
+            return try throughReferences(path, followsReferences) { field in
+                let (column, json) = source(field)
                 return
-                    "(json_type(document, \(raw: json)) IS 'text' AND json_extract(document, \(raw: json)) REGEXP \(pattern))"
+                    "(json_type(\(raw: column), \(raw: json)) IS 'text' AND json_extract(\(raw: column), \(raw: json)) REGEXP \(pattern))"
             }
         case .contains(let path, let mode, let words):
-            return try throughReferences(path) { field in contains(field, mode, words) }
+            return try throughReferences(path, followsReferences) { field in contains(field, mode, words) }
         case .randomPick:
             return "1"
+        case .constant(let flag):
+            return flag ? "1" : "0"
         }
     }
 
     /// The predicate on `path` itself, or, for `a.b.c`, on `b.c` of the object that `a` refers to
     /// (and on `c` of the one `a.b` refers to): FatFractal's `(user.userName eq 'alice')`.
     /// One level of references; the referenced object is found by its (collection, guid) index.
-    private static func throughReferences(_ path: FieldPath, _ build: (FieldPath) throws(QueryError) -> SQL)
-        throws(QueryError) -> SQL
-    {
+    private static func throughReferences(
+        _ path: FieldPath, _ followsReferences: Bool, _ build: (FieldPath) throws(QueryError) -> SQL
+    ) throws(QueryError) -> SQL {
         let direct = try build(path)
-        guard path.components.count >= 2 else { return direct }
+        guard followsReferences, path.components.count >= 2, path.components[0] != "ffACL" else { return direct }
         var alternatives = [direct]
         for split in 1..<path.components.count {
             guard let rest = FieldPath(components: Array(path.components[split...])),
@@ -116,9 +126,9 @@ enum SQLiteQueryCompiler {
                 return metadata.isInteger ? "(\(raw: column) \(raw: symbol) \(numberValue(number)))" : "0"
             }
         }
-        let field = jsonPath(path)
-        let value: SQL = "json_extract(document, \(raw: field))"
-        let type: SQL = "json_type(document, \(raw: field))"
+        let (column, field) = source(path)
+        let value: SQL = "json_extract(\(raw: column), \(raw: field))"
+        let type: SQL = "json_type(\(raw: column), \(raw: field))"
         switch literal {
         case .null:
             return "(" + type + " IS NULL OR " + type + " IS 'null')"
@@ -144,19 +154,27 @@ enum SQLiteQueryCompiler {
     }
 
     private static func contains(_ path: FieldPath, _ mode: ContainsMode, _ words: [String]) -> SQL {
-        let field = jsonPath(path)
+        let (column, field) = source(path)
         let unique = Array(Set(words)).sorted()
         let list = SQL.joined(unique.map { "\($0)" }, separator: ", ")
         let arrayTest: SQL =
             mode == .any
-            ? "EXISTS (SELECT 1 FROM json_each(document, \(raw: field)) WHERE value IN (\(list)))"
-            : "(SELECT count(DISTINCT value) FROM json_each(document, \(raw: field)) WHERE value IN (\(list))) = \(unique.count)"
-        let padded: SQL = "(' ' || json_extract(document, \(raw: field)) || ' ')"
+            ? "EXISTS (SELECT 1 FROM json_each(\(raw: column), \(raw: field)) WHERE value IN (\(list)))"
+            : "(SELECT count(DISTINCT value) FROM json_each(\(raw: column), \(raw: field)) WHERE value IN (\(list))) = \(unique.count)"
+        let padded: SQL = "(' ' || json_extract(\(raw: column), \(raw: field)) || ' ')"
         let wordTests = unique.map { word -> SQL in "instr(" + padded + ", \(" " + word + " ")) > 0" }
         let stringTest = "(" + SQL.joined(wordTests, separator: mode == .any ? " OR " : " AND ") + ")"
-        return "(CASE json_type(document, \(raw: field)) WHEN 'array' THEN " + arrayTest
+        return "(CASE json_type(\(raw: column), \(raw: field)) WHEN 'array' THEN " + arrayTest
             + " WHEN 'text' THEN " + stringTest
             + " ELSE 0 END)"
+    }
+
+    /// The column a path reads and the JSON path within it: `ffACL.x` is `x` of the access list.
+    static func source(_ path: FieldPath) -> (column: String, path: String) {
+        guard path.components.count >= 2, path.components[0] == "ffACL",
+            let rest = FieldPath(components: Array(path.components.dropFirst()))
+        else { return ("document", jsonPath(path)) }
+        return ("acl", jsonPath(rest))
     }
 
     /// `'$.a.b'` as SQL text; safe to write inline because every part is a validated identifier.

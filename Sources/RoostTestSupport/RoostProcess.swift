@@ -7,10 +7,11 @@ public final class RoostProcess: @unchecked Sendable {
     public let port: Int
 
     /// Starts `roost serve` on a free port with the given data folder and waits until it listens.
-    public init(dataDirectory: String) throws {
+    public init(dataDirectory: String, arguments: [String] = []) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.binaryPath())
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"]
+        process.arguments =
+            ["serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"] + arguments
         let output = Pipe()
         process.standardOutput = output
         // Not the test runner's own stderr: a child that outlives a crashed test run would keep

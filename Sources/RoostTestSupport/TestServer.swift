@@ -9,7 +9,7 @@ public final class TestServer: Sendable {
 
     /// Starts a server; `configure` may change the configuration first.
     public init(dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in })
-        throws
+        async throws
     {
         let directory = dataDirectory ?? TestServer.makeTemporaryDirectory()
         var configuration = ServerConfiguration()
@@ -19,7 +19,7 @@ public final class TestServer: Sendable {
         configuration.loopCount = 2
         configure(&configuration)
         application = try Application(configuration: configuration)
-        try application.start()
+        try await application.start()
         self.dataDirectory = directory
         client = TestHTTPClient(port: application.port)
     }

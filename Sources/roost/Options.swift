@@ -35,6 +35,12 @@ struct ServeOption: Sendable {
             $0.dataDirectory = $1
         },
         ServeOption(
+            flag: "--app", variable: "ROOST_APP", valueName: "FILE",
+            help: "app definition (roost.json): rules, indexes, settings; reloaded on SIGHUP"
+        ) {
+            $0.appDefinitionPath = $1
+        },
+        ServeOption(
             flag: "--threads", variable: "ROOST_THREADS", valueName: "N",
             help: "event-loop threads (default: one per core)"
         ) {

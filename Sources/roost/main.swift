@@ -1,5 +1,6 @@
 import CRoostSystem
 import Foundation
+import RoostCore
 import RoostServer
 
 let version = "0.1.0"
@@ -14,6 +15,7 @@ let mainHelp = """
       serve      Run the server (SQLite in the data folder)
       users      Create administrators, reset passwords, delete users
       index      Index JSON fields for fast queries
+      app        Check an app definition (roost.json) or apply it to a running server
       version    Print the version
       help       Show help for a command, e.g. 'roost help serve'
 
@@ -37,11 +39,12 @@ func serveHelp() -> String {
     lines += [
         "  -h, --help                    show this help",
         "",
-        "Flags override environment variables. SIGINT or SIGTERM stops the server after",
-        "the requests in flight are answered.",
+        "Flags override environment variables; the app definition's settings override",
+        "--session-policy and --token-lifetime. SIGINT or SIGTERM stops the server after",
+        "the requests in flight are answered; SIGHUP reloads the app definition.",
         "",
         "EXAMPLE:",
-        "  roost serve --host 0.0.0.0 --port 8080 --data-dir /var/lib/roost",
+        "  roost serve --host 0.0.0.0 --port 8080 --data-dir /var/lib/roost --app roost.json",
     ]
     return lines.joined(separator: "\n")
 }
@@ -77,17 +80,27 @@ func serve(_ arguments: [String]) async -> Int32 {
     let application: Application
     do {
         application = try Application(configuration: configuration)
-        try application.start()
+        try await application.start()
+    } catch let error as AppDefinitionError {
+        printError("cannot start: \(configuration.appDefinitionPath ?? "app definition"): \(error)")
+        return 65
     } catch {
         printError("cannot start: \(error)")
         return 1
     }
+    let pidFile = ServerFiles.pidFile(configuration.dataDirectory)
+    let appPath = configuration.appDefinitionPath.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? ""
+    FileManager.default.createFile(
+        atPath: pidFile, contents: Data("\(getpid())\n\(appPath)\n".utf8),
+        attributes: [.posixPermissions: 0o600])
+    reloadOnHangup(application, dataDirectory: configuration.dataDirectory)
     say(
         "roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
     )
     await waitForTerminationSignal()
     say("roost: shutting down; finishing requests in flight")
     await application.shutdown()
+    try? FileManager.default.removeItem(atPath: pidFile)
     return 0
 }
 
@@ -139,6 +152,8 @@ case nil, "help", "--help", "-h":
         print(usersHelp)
     } else if arguments.count > 1, arguments[1] == "index" {
         print(indexHelp)
+    } else if arguments.count > 1, arguments[1] == "app" {
+        print(appHelp)
     } else {
         print(mainHelp)
     }
@@ -152,6 +167,8 @@ case "users":
     status = await users(Array(arguments.dropFirst()))
 case "index":
     status = await index(Array(arguments.dropFirst()))
+case "app":
+    status = await app(Array(arguments.dropFirst()))
 default:
     printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
     status = 64

@@ -7,7 +7,7 @@ import Testing
 struct AccountAPITests {
     @Test("register answers 201 with the user and a token, never the password")
     func register() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         let response = try await server.client.register(
             "alice", extra: #","email":"Alice@Example.com","firstName":"Alice","deviceId":"iphone""#)
         #expect(response.status == 201)
@@ -21,9 +21,13 @@ struct AccountAPITests {
         #expect((response.json["token"] as? String)?.count == 43)
         #expect(!response.text.contains("correct horse"))
         #expect(!response.text.contains("argon2"))
-        // The FFUser object is readable through the objects API, without any hash.
-        let stored = try await server.client.send("GET", "/ff/resources/FFUser/\(user["guid"] as! String)")
+        // The FFUser object is readable by logged-in users through the objects API, without any hash.
+        let stored = try await server.client.send(
+            "GET", "/ff/resources/FFUser/\(user["guid"] as! String)",
+            headers: [("X-Token", response.json["token"] as! String)])
         #expect(stored.status == 200)
+        let anonymous = try await server.client.send("GET", "/ff/resources/FFUser/\(user["guid"] as! String)")
+        #expect(anonymous.status == 404)
         #expect(!stored.text.contains("argon2"))
         await server.stop()
     }
@@ -87,18 +91,19 @@ struct AccountAPITests {
 
     @Test("registration refuses bad input with a clear error and stores nothing", arguments: badRegistrations)
     func registrationErrors(_ scenario: Scenario) async throws {
-        let server = try makeAccountServer()
-        #expect(
-            try await server.client.register("alice", extra: #","email":"alice@example.com""#).status == 201)
+        let server = try await makeAccountServer()
+        let alice = try await server.client.register("alice", extra: #","email":"alice@example.com""#)
+        #expect(alice.status == 201)
         try await scenario.run(against: server)
-        let users = try await server.client.send("GET", "/ff/resources/FFUser?total=true")
+        let users = try await server.client.send(
+            "GET", "/ff/resources/FFUser?total=true", headers: [("X-Token", alice.json["token"] as! String)])
         #expect(users.json["total"] as? Int == 1)
         await server.stop()
     }
 
     @Test("login by user name, email, FatFractal's credential body and HTTP Basic")
     func loginShapes() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         _ = try await server.client.register("alice", extra: #","email":"alice@example.com""#)
         let bodies = [
             #"{"userName":"alice","password":"correct horse"}"#,
@@ -128,7 +133,7 @@ struct AccountAPITests {
 
     @Test("a failed login says the same whether or not the user exists")
     func noUserEnumeration() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         _ = try await server.client.register("alice")
         let wrongPassword = try await server.client.send(
             "POST", "/ff/login", json: #"{"userName":"alice","password":"wrong password"}"#)
@@ -152,7 +157,7 @@ struct AccountAPITests {
     @Test("repeated failures are throttled with 429 and Retry-After; a success resets the account")
     func throttling() async throws {
         let clock = ManualClock()
-        let server = try makeAccountServer(
+        let server = try await makeAccountServer(
             clock: clock, limits: LoginThrottle.Limits(perAccount: 3, perAddress: 100, window: 60_000))
         _ = try await server.client.register("alice")
         for _ in 0..<3 {
@@ -190,7 +195,7 @@ struct AccountAPITests {
     @Test("the token resource of seed 003: create, check, revoke, expire")
     func tokenResource() async throws {
         let clock = ManualClock()
-        let server = try makeAccountServer(clock: clock)
+        let server = try await makeAccountServer(clock: clock)
         _ = try await server.client.register("alice", extra: #","email":"alice@example.com""#)
         _ = try await server.client.register("bob")
         let created = try await server.client.send(
@@ -239,7 +244,7 @@ struct AccountAPITests {
 
     @Test("singleDevice: logging in on the iPad ends the iPhone's session")
     func singleDevicePolicy() async throws {
-        let server = try makeAccountServer(policy: .singleDevice)
+        let server = try await makeAccountServer(policy: .singleDevice)
         _ = try await server.client.register("alice")
         let phone = try await server.client.login("alice", device: "iphone")
         let pad = try await server.client.login("alice", device: "ipad")
@@ -256,7 +261,7 @@ struct AccountAPITests {
 
     @Test("perDevice: a new login replaces that device's token only; concurrent logins leave one")
     func perDevicePolicy() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         _ = try await server.client.register("alice", extra: #","deviceId":"setup""#)
         let first = try await server.client.login("alice", device: "iphone")
         let pad = try await server.client.login("alice", device: "ipad")
@@ -286,7 +291,7 @@ struct AccountAPITests {
 
     @Test("session check and logout, seed 004")
     func sessionAndLogout() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         _ = try await server.client.register("alice")
         #expect(try await server.client.send("GET", "/ff/session").text == #"{"loggedIn":false}"#)
         let token = try await server.client.login("alice")
@@ -315,7 +320,7 @@ struct AccountAPITests {
             ("Authorization", "Token abc"), ("X-Token", String(repeating: "x", count: 5000)),
         ])
     func badCredentials(_ name: String, _ value: String) async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         let response = try await server.client.send(
             "POST", "/ff/resources/Post", json: #"{"a":1}"#, headers: [(name, value)])
         #expect(response.status == 401)
@@ -327,7 +332,7 @@ struct AccountAPITests {
 
     @Test("changing the password keeps this session and ends the others")
     func passwordChange() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         _ = try await server.client.register("alice")
         let phone = try await server.client.login("alice", device: "phone")
         let laptop = try await server.client.login("alice", device: "laptop")
@@ -362,7 +367,7 @@ struct AccountAPITests {
     @Test("no password, hash or token reaches the access log")
     func secretsStayOutOfTheLog() async throws {
         let log = LogCapture()
-        let server = try makeAccountServer(log: log)
+        let server = try await makeAccountServer(log: log)
         let registered = try await server.client.register("alice")
         let token = try #require(registered.json["token"] as? String)
         _ = try await server.client.send(

@@ -22,8 +22,8 @@ final class LogCapture: Sendable {
 func makeAccountServer(
     clock: ManualClock = ManualClock(), policy: SessionPolicy = .perDevice, log: LogCapture? = nil,
     limits: LoginThrottle.Limits = LoginThrottle.Limits()
-) throws -> TestServer {
-    try TestServer { configuration in
+) async throws -> TestServer {
+    try await TestServer { configuration in
         configuration.clock = clock
         configuration.sessionPolicy = policy
         configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)

@@ -16,7 +16,8 @@ struct CrashTests {
     @Test("SIGKILL mid-load loses no acknowledged create and leaves the database intact")
     func killDuringWrites() async throws {
         let directory = TestServer.makeTemporaryDirectory()
-        let server = try RoostProcess(dataDirectory: directory)
+        let open = ["--app", try writeOpenDefinition(beside: directory)]
+        let server = try RoostProcess(dataDirectory: directory, arguments: open)
         let client = TestHTTPClient(port: server.port)
         let acknowledged = Acknowledged()
         let writers = Task {
@@ -47,7 +48,7 @@ struct CrashTests {
         let saved = acknowledged.all
         #expect(saved.count >= 400)
 
-        let restarted = try RoostProcess(dataDirectory: directory)
+        let restarted = try RoostProcess(dataDirectory: directory, arguments: open)
         let reader = TestHTTPClient(port: restarted.port)
         var missing: [String] = []
         for guid in saved where try await reader.send("GET", "/ff/resources/Crash/\(guid)").status != 200 {
@@ -63,7 +64,9 @@ struct CrashTests {
 
     @Test("SIGTERM stops the server cleanly with status 0")
     func gracefulStop() async throws {
-        let server = try RoostProcess(dataDirectory: TestServer.makeTemporaryDirectory())
+        let directory = TestServer.makeTemporaryDirectory()
+        let server = try RoostProcess(
+            dataDirectory: directory, arguments: ["--app", try writeOpenDefinition(beside: directory)])
         let created = try await TestHTTPClient(port: server.port).send("POST", "/ff/resources/A", json: "{}")
         #expect(created.status == 201)
         #expect(try await server.stop(signal: SIGTERM) == 0)

@@ -17,9 +17,27 @@ final class SequentialGuids: GuidGenerator {
     func makeGuid() -> String { String(format: "g%04d", next.add(1, ordering: .relaxed).newValue) }
 }
 
+/// Rules that let anyone write, for tests about objects rather than permissions.
+let openRules = try! AppDefinition.parse(
+    Array(#"{"collections":{"*":{"rules":{"create":"public","update":"public","delete":"public"}}}}"#.utf8))
+
+/// A definition file with ``openRules``, for `roost serve --app`.
+func writeOpenDefinition(beside directory: String) throws -> String {
+    let path = directory + "-app.json"
+    try Data(#"{"collections":{"*":{"rules":{"create":"public","update":"public","delete":"public"}}}}"#.utf8)
+        .write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+/// A server whose rules let anonymous callers write.
+func makeOpenServer(dataDirectory: String? = nil) async throws -> TestServer {
+    try await TestServer(dataDirectory: dataDirectory) { $0.appDefinition = openRules }
+}
+
 /// A server with predictable guids and timestamps, so tests can compare whole bodies.
-func makePredictableServer(maxBody: Int = 10 * 1024 * 1024) throws -> TestServer {
-    try TestServer { configuration in
+func makePredictableServer(maxBody: Int = 10 * 1024 * 1024) async throws -> TestServer {
+    try await TestServer { configuration in
+        configuration.appDefinition = openRules
         configuration.clock = SteppingClock()
         configuration.guids = SequentialGuids()
         configuration.maxBodyBytes = maxBody

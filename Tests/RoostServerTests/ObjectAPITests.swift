@@ -109,7 +109,7 @@ struct ObjectAPITests {
 
     @Test("every bad input gets its clear error", arguments: errorScenarios)
     func errors(_ scenario: Scenario) async throws {
-        let server = try makePredictableServer()
+        let server = try await makePredictableServer()
         try await scenario.run(against: server)
         // Nothing was stored by a refused write.
         let list = try await server.client.send("GET", "/ff/resources/Post?total=true")
@@ -119,7 +119,7 @@ struct ObjectAPITests {
 
     @Test("an oversize body gets 413 and nothing is stored")
     func oversizeBody() async throws {
-        let server = try makePredictableServer(maxBody: 1000)
+        let server = try await makePredictableServer(maxBody: 1000)
         let big = #"{"a":""# + String(repeating: "x", count: 2000) + #""}"#
         try await Scenario(
             name: "oversize", method: "POST", path: "/ff/resources/Post", body: big, status: 413,
@@ -132,7 +132,7 @@ struct ObjectAPITests {
 
     @Test("create returns the stored object with metadata, exact numbers and headers")
     func create() async throws {
-        let server = try makePredictableServer()
+        let server = try await makePredictableServer()
         let body =
             #"{"content":"hello","n":12345678901234567890,"d":0.1000000000000000055511151231257827,"nested":{"a":[1,{"b":null}]}}"#
         try await Scenario(
@@ -153,7 +153,7 @@ struct ObjectAPITests {
 
     @Test("a client-chosen guid is kept, and reusing it is a 409 that changes nothing")
     func clientGuid() async throws {
-        let server = try makePredictableServer()
+        let server = try await makePredictableServer()
         let created = try await server.client.send(
             "POST", "/ff/resources/Note", json: #"{"guid":"my-id_1","text":"first"}"#)
         #expect(created.status == 201)
@@ -172,7 +172,7 @@ struct ObjectAPITests {
 
     @Test("versions, If-Match, If-None-Match, PUT and PATCH")
     func versionsAndConditionalRequests() async throws {
-        let server = try makePredictableServer()
+        let server = try await makePredictableServer()
         let client = server.client
         _ = try await client.send("POST", "/ff/resources/Post", json: #"{"title":"a","tags":{"x":1,"y":2}}"#)
         let path = "/ff/resources/Post/g0001"
@@ -234,7 +234,7 @@ struct ObjectAPITests {
 
     @Test("a failed update leaves the object as it was")
     func failedUpdatesChangeNothing() async throws {
-        let server = try makePredictableServer()
+        let server = try await makePredictableServer()
         let client = server.client
         let created = try await client.send("POST", "/ff/resources/Post", json: #"{"title":"keep"}"#)
         let path = "/ff/resources/Post/g0001"
@@ -249,7 +249,7 @@ struct ObjectAPITests {
 
     @Test("sorting and paging")
     func sortingAndPaging() async throws {
-        let server = try makePredictableServer()
+        let server = try await makePredictableServer()
         for (name, age) in [("carol", 30), ("alice", 25), ("bob", 35), ("dave", 25)] {
             _ = try await server.client.send(
                 "POST", "/ff/resources/Person", json: #"{"name":"\#(name)","age":\#(age)}"#)
@@ -272,12 +272,12 @@ struct ObjectAPITests {
     @Test("objects survive a restart")
     func persistence() async throws {
         let directory = TestServer.makeTemporaryDirectory()
-        let first = try TestServer(dataDirectory: directory)
+        let first = try await makeOpenServer(dataDirectory: directory)
         let created = try await first.client.send(
             "POST", "/ff/resources/Post", json: #"{"text":"durable ☃"}"#)
         let guid = try #require(created.json["guid"] as? String)
         await first.stop()
-        let second = try TestServer(dataDirectory: directory)
+        let second = try await makeOpenServer(dataDirectory: directory)
         let read = try await second.client.send("GET", "/ff/resources/Post/\(guid)")
         #expect(read.status == 200)
         #expect(read.body == created.body)
@@ -286,7 +286,7 @@ struct ObjectAPITests {
 
     @Test("8 concurrent writers × 200 creates are all stored, with consistent versions")
     func concurrentWriters() async throws {
-        let server = try TestServer()
+        let server = try await makeOpenServer()
         let client = server.client
         let guids = try await withThrowingTaskGroup(of: [String].self) { group in
             for writer in 0..<8 {
@@ -334,7 +334,7 @@ struct ObjectAPITests {
 
     @Test("metrics in the Prometheus format")
     func metrics() async throws {
-        let server = try TestServer()
+        let server = try await makeOpenServer()
         _ = try await server.client.send("GET", "/ff/resources/Post/none")
         let metrics = try await server.client.send("GET", "/metrics")
         #expect(metrics.status == 200)

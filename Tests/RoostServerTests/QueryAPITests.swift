@@ -14,7 +14,7 @@ let celebrities = [
 ]
 
 func makeCelebrityServer() async throws -> TestServer {
-    let server = try TestServer()
+    let server = try await makeOpenServer()
     for celebrity in celebrities {
         let response = try await server.client.send("POST", "/ff/resources/Celebrity", json: celebrity)
         guard response.status == 201 else {
@@ -92,7 +92,7 @@ struct QueryAPITests {
 
     @Test("a query holding '/' in a string works, percent-encoded or not")
     func slashInQuery() async throws {
-        let server = try TestServer()
+        let server = try await makeOpenServer()
         _ = try await server.client.send(
             "POST", "/ff/resources/Link", json: #"{"url":"http://example.com/a b+c"}"#)
         for path in [

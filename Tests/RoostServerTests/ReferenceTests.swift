@@ -7,7 +7,7 @@ struct ReferenceTests {
     @Test("seed 000: a Micropost refers to its FFUser, inlined with depthRef=1")
     func micropostAuthor() async throws {
         let clock = ManualClock()
-        let server = try makeAccountServer(clock: clock)
+        let server = try await makeAccountServer(clock: clock)
         let registered = try await server.client.register("alice")
         let token = try #require(registered.json["token"] as? String)
         let userGuid = try #require((registered.json["user"] as? [String: Any])?["guid"] as? String)
@@ -23,14 +23,20 @@ struct ReferenceTests {
         let plainItems = plain.json["items"] as? [[String: Any]] ?? []
         #expect(plainItems.map { ($0["user"] as? [String: Any])?.count } == [1, 1])
 
+        // Users are readable only when logged in, so an anonymous reader gets the bare references.
+        let anonymous = try await server.client.send("GET", "/ff/resources/Micropost?depthRef=1")
+        #expect(
+            (anonymous.json["items"] as? [[String: Any]] ?? []).map { ($0["user"] as? [String: Any])?.count }
+                == [1, 1])
         let inlined = try await server.client.send(
-            "GET", "/ff/resources/Micropost?depthRef=1&sort=createdAt%20desc")
+            "GET", "/ff/resources/Micropost?depthRef=1&sort=createdAt%20desc", headers: [("X-Token", token)])
         let items = inlined.json["items"] as? [[String: Any]] ?? []
         #expect(items.map { $0["content"] as? String } == ["second", "first"])
         #expect(items.allSatisfy { ($0["user"] as? [String: Any])?["userName"] as? String == "alice" })
 
         let query = try await server.client.send(
-            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'first')") + "?depthRef=1")
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'first')") + "?depthRef=1",
+            headers: [("X-Token", token)])
         #expect(
             ((query.json["items"] as? [[String: Any]])?.first?["user"] as? [String: Any])?["userName"]
                 as? String == "alice")
@@ -43,7 +49,7 @@ struct ReferenceTests {
 
     @Test("cycles stop, missing targets stay references, depth is honoured")
     func cyclesAndDepth() async throws {
-        let server = try TestServer()
+        let server = try await makeOpenServer()
         let client = server.client
         _ = try await client.send(
             "POST", "/ff/resources/Node", json: #"{"guid":"a","next":{"ffUrl":"/ff/resources/Node/b"}}"#)
@@ -80,7 +86,7 @@ struct ReferenceTests {
 struct TraversalTests {
     @Test("(query)/member answers the referenced objects; BackReferences lists who points here")
     func traversal() async throws {
-        let server = try makeAccountServer()
+        let server = try await makeAccountServer()
         var users: [String: (guid: String, token: String)] = [:]
         for name in ["alice", "bob"] {
             let registered = try await server.client.register(name)
@@ -100,12 +106,13 @@ struct TraversalTests {
         func names(_ response: TestResponse) -> [String] {
             (response.json["items"] as? [[String: Any]] ?? []).compactMap { $0["userName"] as? String }
         }
+        let reader = [("X-Token", users["alice"]!.token)]
         let authors = try await server.client.send(
-            "GET", "/ff/resources/Micropost/" + encodeQuery("(content ne 'x')") + "/user")
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content ne 'x')") + "/user", headers: reader)
         #expect(authors.status == 200)
         #expect(names(authors) == ["alice", "bob"])
         let slashy = try await server.client.send(
-            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'hi/there')") + "/user")
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'hi/there')") + "/user", headers: reader)
         #expect(names(slashy) == ["bob"])
         // A '/' inside a query string is not a traversal.
         let plain = try await server.client.send("GET", "/ff/resources/Micropost/(content%20eq%20'hi/there')")

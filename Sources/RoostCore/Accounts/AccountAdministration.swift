@@ -37,3 +37,27 @@ extension AccountService {
         return account
     }
 }
+
+/// What administrators do over HTTP: see and end anyone's sessions.
+extension AccountService {
+    /// The live tokens of a user, for an administrator.
+    public func sessions(ofUser userGuid: String, by principal: Principal) async throws -> [TokenRecord] {
+        try Self.requireAdmin(principal)
+        let now = clock.nowMilliseconds()
+        return try await accounts.tokens(userGuid: userGuid).filter { $0.expiresAt > now }
+    }
+
+    /// Revokes any token, for an administrator.
+    public func revokeSession(id: String, by principal: Principal) async throws {
+        try Self.requireAdmin(principal)
+        guard try await accounts.deleteToken(id: id) else { throw RoostError.tokenNotFound(id) }
+    }
+
+    static func requireAdmin(_ principal: Principal) throws {
+        guard principal.isAdmin else {
+            throw RoostError(
+                status: 403, code: "admin_required",
+                message: "Only an administrator can do this; 'roost users create --admin' makes one.")
+        }
+    }
+}

@@ -15,6 +15,17 @@ public enum SessionPolicy: String, Sendable, CaseIterable {
 public struct Principal: Sendable, Equatable {
     public let userGuid: String
     public let tokenId: String
+    /// `admin: true` on the user: rules do not apply.
+    public var isAdmin = false
+    /// Guids of the `FFUserGroup`s that list the user.
+    public var groups: [String] = []
+
+    public init(userGuid: String, tokenId: String, isAdmin: Bool = false, groups: [String] = []) {
+        self.userGuid = userGuid
+        self.tokenId = tokenId
+        self.isAdmin = isAdmin
+        self.groups = groups
+    }
 }
 
 /// The device a login comes from; every field is optional.
@@ -51,8 +62,10 @@ public struct AccountService: Sendable {
     let clock: any Clock
     let guids: any GuidGenerator
     let throttle: LoginThrottle
-    let policy: SessionPolicy
-    let tokenLifetime: Int64
+    let configuredPolicy: SessionPolicy
+    let configuredTokenLifetime: Int64
+    /// The app definition, whose settings override the configured policy and lifetime.
+    let definitions: AppDefinitionSource
     /// Verified for unknown users, so a failed login costs the same whether or not the user exists.
     let decoyHash: String
 
@@ -60,23 +73,38 @@ public struct AccountService: Sendable {
         objects: any ObjectStore, accounts: any AccountStore, hasher: PasswordHasher = .standard,
         clock: any Clock,
         guids: any GuidGenerator, throttle: LoginThrottle, policy: SessionPolicy = .perDevice,
-        tokenLifetime: Int64 = 30 * 24 * 60 * 60 * 1000, decoyHash: String
+        tokenLifetime: Int64 = 30 * 24 * 60 * 60 * 1000, decoyHash: String,
+        definitions: AppDefinitionSource = AppDefinitionSource()
     ) {
+        self.definitions = definitions
         self.objects = objects
         self.accounts = accounts
         self.hasher = hasher
         self.clock = clock
         self.guids = guids
         self.throttle = throttle
-        self.policy = policy
-        self.tokenLifetime = tokenLifetime
+        self.configuredPolicy = policy
+        self.configuredTokenLifetime = tokenLifetime
         self.decoyHash = decoyHash
+    }
+
+    /// The session policy in force: the app definition's, else the configured one.
+    var policy: SessionPolicy { definitions.definition.settings.sessionPolicy ?? configuredPolicy }
+
+    /// Milliseconds a token lives without use.
+    func tokenLifetime() -> Int64 {
+        definitions.definition.settings.tokenLifetime.map { Int64($0) * 1000 } ?? configuredTokenLifetime
     }
 
     /// Creates a user and logs them in.
     public func register(_ body: JSONObject, device: DeviceInfo) async throws -> (
         user: StoredObject, token: IssuedToken
     ) {
+        guard definitions.definition.settings.registration == .open else {
+            throw RoostError(
+                status: 403, code: "registration_closed",
+                message: "This app does not take new registrations; ask an administrator for an account.")
+        }
         let user = try await createAccount(from: body, reservedFields: [:])
         return (user, try await issueToken(for: user.guid, device: device))
     }
@@ -159,10 +187,15 @@ public struct AccountService: Sendable {
         else { throw RoostError.invalidToken }
         let now = clock.nowMilliseconds()
         guard token.expiresAt > now else { throw RoostError.invalidToken }
-        if now - token.renewedAt >= Self.renewalInterval {
-            try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime, renewedAt: now)
+        // A deactivated user's tokens stop working at once, not when they expire.
+        guard let facts = try await objects.accessFacts(userGuid: token.userGuid), facts.isActive else {
+            throw RoostError.invalidToken
         }
-        return Principal(userGuid: token.userGuid, tokenId: token.id)
+        if now - token.renewedAt >= Self.renewalInterval {
+            try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime(), renewedAt: now)
+        }
+        return Principal(
+            userGuid: token.userGuid, tokenId: token.id, isAdmin: facts.isAdmin, groups: facts.groups)
     }
 
     /// The user object of a principal.
@@ -218,7 +251,7 @@ public struct AccountService: Sendable {
         let record = TokenRecord(
             id: guids.makeGuid(), userGuid: userGuid, secretHash: Sodium.sha256(Array(secret.utf8)),
             deviceId: device.id ?? "default", deviceType: device.type, createdAt: now,
-            expiresAt: now + tokenLifetime,
+            expiresAt: now + tokenLifetime(),
             renewedAt: now)
         let revocation: TokenRevocation =
             switch policy {

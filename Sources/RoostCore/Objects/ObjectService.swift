@@ -15,19 +15,32 @@ public struct ObjectService: Sendable {
     let store: any ObjectStore
     let clock: any Clock
     let guids: any GuidGenerator
+    /// The app definition whose rules every operation checks.
+    public let definitions: AppDefinitionSource
 
     public init(
         store: any ObjectStore, clock: any Clock = SystemClock(),
-        guids: any GuidGenerator = RandomGuidGenerator()
+        guids: any GuidGenerator = RandomGuidGenerator(),
+        definitions: AppDefinitionSource = AppDefinitionSource()
     ) {
         self.store = store
         self.clock = clock
         self.guids = guids
+        self.definitions = definitions
     }
 
+    /// The caller's rights under the definition in force now.
+    func access(_ caller: Principal?) -> Access {
+        Access(caller: caller, definition: definitions.definition)
+    }
+
+    /// Fields a client never writes through the JSON API: metadata, and the access list, which
+    /// has its own resource.
+    static let reservedFields = metadataFields + ["ffACL"]
+
     /// Creates an object. The body may name its own `guid` (so a client can retry a create without
-    /// making a duplicate); other metadata fields are refused.
-    public func create(in collection: String, body: JSONObject, actor: String?) async throws -> StoredObject {
+    /// making a duplicate); other metadata fields are refused. `createdBy` is always the caller.
+    public func create(in collection: String, body: JSONObject, caller: Principal?) async throws -> StoredObject {
         try Self.validate(collection: collection)
         var fields = body
         var guid = guids.makeGuid()
@@ -38,12 +51,14 @@ public struct ObjectService: Sendable {
             guid = text
             fields["guid"] = nil
         }
-        for field in Self.metadataFields where fields[field] != nil { throw RoostError.readOnlyField(field) }
+        for field in Self.reservedFields where fields[field] != nil { throw RoostError.readOnlyField(field) }
         let now = clock.nowMilliseconds()
+        let actor = caller?.userGuid
         let object = Self.makeObject(
             collection: collection, guid: guid, fields: fields, createdBy: actor, createdAt: now,
             updatedBy: actor,
             updatedAt: now, version: 1)
+        try access(caller).checkCreate(object, body: body)
         do {
             try await store.insert(object)
         } catch StoreError.duplicate {
@@ -52,20 +67,23 @@ public struct ObjectService: Sendable {
         return object
     }
 
-    /// The object, or 404.
-    public func object(in collection: String, guid: String) async throws -> StoredObject {
+    /// The object as the caller may see it; 404 when it does not exist or the caller may not read it.
+    public func object(in collection: String, guid: String, caller: Principal?) async throws -> StoredObject {
         try Self.validate(collection: collection)
-        guard Self.isValidGuid(guid), let object = try await store.object(in: collection, guid: guid) else {
+        guard Self.isValidGuid(guid), var object = try await store.object(in: collection, guid: guid) else {
             throw RoostError.notFound(collection: collection, guid: guid)
         }
+        let access = access(caller)
+        try access.checkRead(object)
+        object.document = try access.visibleDocument(object.document, in: collection)
         return object
     }
 
     /// Replaces every field of an object (`PUT`); metadata may be echoed unchanged.
     public func replace(
-        in collection: String, guid: String, body: JSONObject, ifMatch: String?, actor: String?
+        in collection: String, guid: String, body: JSONObject, ifMatch: String?, caller: Principal?
     ) async throws -> StoredObject {
-        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, actor: actor) {
+        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, body: body, caller: caller) {
             current, metadata in
             var fields = body
             try Self.removeEchoedMetadata(from: &fields, current: metadata)
@@ -75,9 +93,9 @@ public struct ObjectService: Sendable {
 
     /// Applies an RFC 7396 merge patch (`PATCH`).
     public func patch(
-        in collection: String, guid: String, patch: JSONObject, ifMatch: String?, actor: String?
+        in collection: String, guid: String, patch: JSONObject, ifMatch: String?, caller: Principal?
     ) async throws -> StoredObject {
-        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, actor: actor) {
+        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, body: patch, caller: caller) {
             current, metadata in
             var patch = patch
             try Self.removeEchoedMetadata(from: &patch, current: metadata)
@@ -85,12 +103,14 @@ public struct ObjectService: Sendable {
         }
     }
 
-    /// Deletes an object, honouring `If-Match`.
-    public func delete(in collection: String, guid: String, ifMatch: String?) async throws {
+    /// Deletes an object, honouring `If-Match` and the delete rule.
+    public func delete(in collection: String, guid: String, ifMatch: String?, caller: Principal?) async throws {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
+        let access = access(caller)
         do {
             try await store.delete(in: collection, guid: guid) { current in
+                try access.checkWrite(.delete, current, body: nil)
                 try Self.check(ifMatch: ifMatch, version: current.version)
             }
         } catch StoreError.notFound {
@@ -98,115 +118,37 @@ public struct ObjectService: Sendable {
         }
     }
 
-    /// A page of a collection; an unknown collection is an empty one.
-    public func list(_ request: ListRequest) async throws -> ListPage {
-        try Self.validate(collection: request.collection)
-        guard (1...Self.maximumPageSize).contains(request.count) else {
-            throw RoostError.invalidParameter("count", "count must be between 1 and \(Self.maximumPageSize).")
-        }
-        guard request.start >= 0 else {
-            throw RoostError.invalidParameter("start", "start must be 0 or more.")
-        }
-        return try await store.list(request)
-    }
-
-    /// The documents with referenced objects inlined `depth` levels deep (`?depthRef=N`, 0 to 3).
-    public func inliningReferences(_ documents: [[UInt8]], depth: Int) async throws -> [[UInt8]] {
-        guard (0...ReferenceResolver.maximumDepth).contains(depth) else {
-            throw RoostError.invalidParameter(
-                "depthRef", "depthRef must be between 0 and \(ReferenceResolver.maximumDepth).")
-        }
-        return try await ReferenceResolver(store: store).inline(documents, depth: depth)
-    }
-
-    /// The objects of `source` whose `field` refers to the given object (FatFractal's BackReferences).
-    public func backReferences(
-        to collection: String, guid: String, from source: String, field: FieldPath, _ request: ListRequest
-    ) async throws -> ListPage {
-        try Self.validate(collection: collection)
-        try Self.validate(collection: source)
-        guard let reference = FieldPath(components: field.components + ["ffUrl"]) else {
-            throw RoostError.invalidParameter(
-                "field", "A back-reference field is a dotted path of at most 15 parts.")
-        }
-        var filtered = request
-        filtered.collection = source
-        filtered.filter = .comparison(reference, .eq, .string("/ff/resources/\(collection)/\(guid)"))
-        return try await list(filtered)
-    }
-
-    /// The objects that the `member` references of the matching objects point at, each once, in order
-    /// (FatFractal's `/ff/resources/C/(query)/member`).
-    public func traverse(query text: String, member: String, _ request: ListRequest) async throws -> ListPage
-    {
-        var all = request
-        all.start = 0
-        all.count = Self.maximumPageSize
-        all.includeTotal = false
-        let sources = try await find(query: text, all)
-        var order: [(collection: String, guid: String)] = []
-        var seen = Set<String>()
-        for document in sources.documents {
-            guard case .object(let object) = try JSONParser.parse(document), let value = object[member],
-                let target = ReferenceResolver.reference(value),
-                seen.insert("\(target.collection)/\(target.guid)").inserted
-            else { continue }
-            order.append(target)
-        }
-        var found: [String: [UInt8]] = [:]
-        for (collection, guids) in Dictionary(grouping: order, by: \.collection) {
-            for (guid, document) in try await store.objects(in: collection, guids: guids.map(\.guid)) {
-                found["\(collection)/\(guid)"] = document
-            }
-        }
-        let documents = order.compactMap { found["\($0.collection)/\($0.guid)"] }
-        let page = Array(documents.dropFirst(request.start).prefix(request.count))
-        return ListPage(documents: page, total: request.includeTotal ? documents.count : nil)
-    }
-
-    /// Objects matching a query in FatFractal's language, paged and sorted like ``list(_:)``;
-    /// with `guid eq random(guid)`, one matching object picked at random (or none).
-    public func find(query text: String, _ request: ListRequest) async throws -> ListPage {
-        try Self.validate(collection: request.collection)
-        let plan: QueryPlan
-        do {
-            plan = try QueryPlan(QueryParser.parse(text))
-        } catch {
-            throw RoostError.invalidQuery(error, query: text)
-        }
-        var filtered = request
-        filtered.filter = plan.filter
-        do {
-            guard plan.pickRandom else { return try await list(filtered) }
-            let document = try await store.randomObject(in: request.collection, matching: plan.filter)
-            var total: Int?
-            if request.includeTotal {
-                filtered.count = 1
-                total = try await store.list(filtered).total
-            }
-            return ListPage(documents: document.map { [$0] } ?? [], total: total)
-        } catch let error as QueryError {
-            throw RoostError.invalidQuery(error, query: text)
-        }
-    }
-
-    private func modify(
-        collection: String, guid: String, ifMatch: String?, actor: String?,
-        _ makeFields: @escaping @Sendable (JSONObject, JSONObject) throws -> JSONObject
+    /// Runs a change inside the store's write: rules and `If-Match` are checked against the object
+    /// as it is at that moment, so neither can race.
+    func modify(
+        collection: String, guid: String, ifMatch: String?, body: JSONObject?, caller: Principal?,
+        _ makeFields: @escaping @Sendable (JSONObject, JSONObject) throws -> JSONObject,
+        changingACL newACL: (@Sendable (StoredObject) throws -> [UInt8]?)? = nil
     ) async throws -> StoredObject {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
         let now = clock.nowMilliseconds()
+        let access = access(caller)
         do {
-            return try await store.update(in: collection, guid: guid) { current in
+            var object = try await store.update(in: collection, guid: guid) { current in
+                try access.checkWrite(.update, current, body: body)
                 try Self.check(ifMatch: ifMatch, version: current.version)
                 let (fields, metadata) = try Self.split(current.document)
+                if body?["ffACL"] != nil { throw RoostError.readOnlyField("ffACL") }
                 let next = try makeFields(fields, metadata)
-                return Self.makeObject(
+                if collection == AccountService.userCollection {
+                    try UserFields.checkChange(from: fields, to: next, by: access)
+                }
+                var object = Self.makeObject(
                     collection: collection, guid: guid, fields: next, createdBy: current.createdBy,
-                    createdAt: current.createdAt, updatedBy: actor, updatedAt: max(now, current.updatedAt),
-                    version: current.version + 1)
+                    createdAt: current.createdAt, updatedBy: caller?.userGuid,
+                    updatedAt: max(now, current.updatedAt), version: current.version + 1)
+                object.acl = current.acl
+                if let newACL { object.acl = try newACL(current) }
+                return object
             }
+            object.document = try access.visibleDocument(object.document, in: collection)
+            return object
         } catch StoreError.notFound {
             throw RoostError.notFound(collection: collection, guid: guid)
         }

@@ -5,10 +5,12 @@ import RoostStore
 ///
 /// References are fetched level by level, one query per collection and level, so a page of 100
 /// posts that each point at their author costs one extra query, not a hundred. A reference back
-/// to an object that encloses it is left as a reference, which stops cycles.
+/// to an object that encloses it is left as a reference, which stops cycles. A reference to an
+/// object the caller may not read stays a reference, and owner-only fields are stripped.
 struct ReferenceResolver {
     static let maximumDepth = 3
     let store: any ObjectStore
+    let access: Access
 
     /// The documents with their references inlined to `depth` levels.
     func inline(_ documents: [[UInt8]], depth: Int) async throws -> [[UInt8]] {
@@ -28,8 +30,10 @@ struct ReferenceResolver {
             if wanted.isEmpty { break }
             frontier = []
             for (collection, guids) in wanted {
-                for (guid, document) in try await store.objects(in: collection, guids: Array(guids)) {
-                    let value = try JSONParser.parse(document)
+                let documents = try await store.objects(
+                    in: collection, guids: Array(guids), restriction: access.listRestriction(collection))
+                for (guid, document) in documents {
+                    let value = try JSONParser.parse(try access.visibleDocument(document, in: collection))
                     fetched["\(collection)/\(guid)"] = value
                     frontier.append(value)
                 }

@@ -1,0 +1,123 @@
+import RoostJSON
+import RoostQuery
+import RoostStore
+
+/// What one caller may do under the running app definition.
+///
+/// Lists get the read rule as a SQL restriction, so a caller never sees, counts or draws an object
+/// they may not read; single objects are checked in memory with the same semantics.
+///
+/// An object with an access list (`ffACL`) is governed by it instead of by the collection's read,
+/// update and delete rules: its creator, the users and groups it names for writing, and (for
+/// reading) those it names for reading. `"*"` among the users means everyone.
+public struct Access: Sendable {
+    public let caller: Principal?
+    let definition: AppDefinition
+
+    public init(caller: Principal?, definition: AppDefinition) {
+        self.caller = caller
+        self.definition = definition
+    }
+
+    var isAdmin: Bool { caller?.isAdmin == true }
+
+    private func rule(_ operation: AppDefinition.Operation, in collection: String) -> RuleExpression {
+        let (policy, defaults) = definition.policy(for: collection)
+        return policy.rule(operation, defaults: defaults)
+    }
+
+    /// The restriction a list of the collection gets; nil when the caller sees everything.
+    func listRestriction(_ collection: String) -> QueryExpression? {
+        guard !isAdmin else { return nil }
+        let bound = RuleBinder(caller: caller, body: nil).bind(rule(.list, in: collection))
+        return governed(by: bound, grant: grant(reading: true))
+    }
+
+    /// `(no ACL and rule) or (ACL and it grants)`.
+    private func governed(by rule: QueryExpression, grant: QueryExpression) -> QueryExpression {
+        let noList = QueryExpression.comparison(Self.aclPath, .eq, .null)
+        return RuleBinder.or([
+            RuleBinder.and([noList, rule]), RuleBinder.and([RuleBinder.not(noList), grant]),
+        ])
+    }
+
+    private static let aclPath = FieldPath("ffACL")!
+
+    private func grant(reading: Bool) -> QueryExpression {
+        var users = ["*"]
+        var parts: [QueryExpression] = []
+        if let caller {
+            users.append(caller.userGuid)
+            parts.append(.comparison(FieldPath("createdBy")!, .eq, .string(caller.userGuid)))
+        }
+        let lists = reading ? [("readUsers", "readGroups"), ("writeUsers", "writeGroups")] : [("writeUsers", "writeGroups")]
+        for (userList, groupList) in lists {
+            parts.append(.contains(FieldPath("ffACL.\(userList)")!, .any, users))
+            if let groups = caller?.groups, !groups.isEmpty {
+                parts.append(.contains(FieldPath("ffACL.\(groupList)")!, .any, groups))
+            }
+        }
+        return RuleBinder.or(parts)
+    }
+
+    /// Whether the caller may read this object.
+    func canRead(_ object: StoredObject) throws -> Bool {
+        guard !isAdmin else { return true }
+        guard let restriction = listRestriction(object.collection) else { return true }
+        return QueryEvaluator.matches(restriction, try Self.evaluable(object))
+    }
+
+    /// Throws 404 unless the caller may read the object, so guids of hidden objects do not leak.
+    func checkRead(_ object: StoredObject) throws {
+        guard try canRead(object) else {
+            throw RoostError.notFound(collection: object.collection, guid: object.guid)
+        }
+    }
+
+    /// Checks a create against the collection's create rule, with the new object and body.
+    func checkCreate(_ object: StoredObject, body: JSONObject) throws {
+        guard !isAdmin else { return }
+        if !definition.settings.allowNewCollections, !definition.declares(object.collection) {
+            throw RoostError.collectionNotAllowed(object.collection)
+        }
+        let bound = RuleBinder(caller: caller, body: body).bind(rule(.create, in: object.collection))
+        guard QueryEvaluator.matches(bound, try Self.evaluable(object)) else { throw denial() }
+    }
+
+    /// Checks an update or delete of `object` (as stored now); `body` is what the request sent.
+    /// 404 when the caller cannot even read it, 401 for anonymous callers, 403 otherwise.
+    func checkWrite(_ operation: AppDefinition.Operation, _ object: StoredObject, body: JSONObject?) throws {
+        guard !isAdmin else { return }
+        let bound = RuleBinder(caller: caller, body: body).bind(rule(operation, in: object.collection))
+        let evaluable = try Self.evaluable(object)
+        guard QueryEvaluator.matches(governed(by: bound, grant: grant(reading: false)), evaluable) else {
+            try checkRead(object)
+            throw denial()
+        }
+    }
+
+    private func denial() -> RoostError {
+        caller == nil
+            ? .loginRequired
+            : .forbidden("The app's rules do not let you do this to this object.")
+    }
+
+    /// The object's document with its access list, as rules see it.
+    static func evaluable(_ object: StoredObject) throws -> JSONObject {
+        guard case .object(var document) = try JSONParser.parse(object.document) else {
+            throw RoostError.internalError
+        }
+        if let acl = object.acl { document["ffACL"] = try JSONParser.parse(acl) }
+        return document
+    }
+}
+
+extension RoostError {
+    static func collectionNotAllowed(_ collection: String) -> RoostError {
+        RoostError(
+            status: 403, code: "collection_not_allowed",
+            message:
+                "The app definition does not declare the collection '\(collection)' and does not allow new ones; add it to roost.json.",
+            details: details(["collection": .string(collection)]))
+    }
+}

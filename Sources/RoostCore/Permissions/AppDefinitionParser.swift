@@ -1,0 +1,183 @@
+import RoostJSON
+import RoostQuery
+
+/// Why an app definition was refused: the field at fault (a dotted path such as
+/// `collections.Post.rules.update`), the line and column when the JSON itself is broken, and what
+/// to do.
+public struct AppDefinitionError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let field: String?
+    public let line: Int?
+    public let column: Int?
+    public let message: String
+
+    public var description: String {
+        var place: [String] = []
+        if let line, let column { place.append("line \(line), column \(column)") }
+        if let field { place.append(field) }
+        return place.isEmpty ? message : "\(place.joined(separator: ", ")): \(message)"
+    }
+
+    static func at(_ field: String, _ message: String) -> AppDefinitionError {
+        AppDefinitionError(field: field, line: nil, column: nil, message: message)
+    }
+}
+
+extension AppDefinition {
+    /// The largest definition file accepted.
+    public static let maximumBytes = 1 << 20
+
+    /// Parses `roost.json`. Unknown keys are errors: a misspelt rule must not silently fall back
+    /// to a default.
+    public static func parse(_ bytes: [UInt8]) throws(AppDefinitionError) -> AppDefinition {
+        guard bytes.count <= maximumBytes else {
+            throw AppDefinitionError(
+                field: nil, line: nil, column: nil, message: "the file is larger than 1 MiB")
+        }
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            let (line, column) = position(of: error.offset, in: bytes)
+            throw AppDefinitionError(
+                field: nil, line: line, column: column, message: "not valid JSON: \(error.reason)")
+        }
+        guard case .object(let top) = root else {
+            throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
+        }
+        try allowOnly(["settings", "collections"], in: top, at: "")
+        var definition = AppDefinition()
+        if let settings = top["settings"] { definition.settings = try parseSettings(settings) }
+        if let collections = top["collections"] {
+            guard case .object(let members) = collections else {
+                throw .at("collections", "an object whose keys are collection names (or '*')")
+            }
+            for (name, value) in members.members {
+                guard name == "*" || ObjectService.isValidCollection(name) else {
+                    throw .at(
+                        "collections.\(name)",
+                        "a collection name is a letter, then up to 63 letters, digits or '_' (or '*' for all others)"
+                    )
+                }
+                definition.collections[name] = try parseCollection(value, at: "collections.\(name)")
+            }
+        }
+        return definition
+    }
+
+    private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
+        guard case .object(let object) = value else { throw .at("settings", "settings is an object") }
+        try allowOnly(
+            ["sessionPolicy", "tokenLifetime", "allowNewCollections", "registration"], in: object,
+            at: "settings.")
+        var settings = Settings()
+        if let policy = object["sessionPolicy"] {
+            guard let text = policy.stringValue, let parsed = SessionPolicy(rawValue: text) else {
+                throw .at(
+                    "settings.sessionPolicy",
+                    "one of \(SessionPolicy.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", "))")
+            }
+            settings.sessionPolicy = parsed
+        }
+        if let lifetime = object["tokenLifetime"] {
+            guard let seconds = lifetime.integerValue, (60...31_622_400).contains(seconds) else {
+                throw .at("settings.tokenLifetime", "seconds, from 60 to 31622400 (a year)")
+            }
+            settings.tokenLifetime = Int(seconds)
+        }
+        if let allow = object["allowNewCollections"] {
+            guard case .bool(let flag) = allow else {
+                throw .at("settings.allowNewCollections", "true or false")
+            }
+            settings.allowNewCollections = flag
+        }
+        if let registration = object["registration"] {
+            guard let text = registration.stringValue, let parsed = Registration(rawValue: text) else {
+                throw .at("settings.registration", "'open' or 'closed'")
+            }
+            settings.registration = parsed
+        }
+        return settings
+    }
+
+    private static func parseCollection(_ value: JSONValue, at field: String) throws(AppDefinitionError)
+        -> CollectionPolicy
+    {
+        guard case .object(let object) = value else {
+            throw .at(field, "a collection is an object with 'rules', 'ownerOnlyFields' and 'indexes'")
+        }
+        try allowOnly(["rules", "ownerOnlyFields", "indexes"], in: object, at: field + ".")
+        var policy = CollectionPolicy()
+        if let rules = object["rules"] {
+            guard case .object(let members) = rules else {
+                throw .at(field + ".rules", "an object such as {\"read\": \"public\", \"update\": \"createdBy eq @user.guid\"}")
+            }
+            try allowOnly(Operation.allCases.map(\.rawValue), in: members, at: field + ".rules.")
+            for (name, value) in members.members {
+                let place = "\(field).rules.\(name)"
+                guard let text = value.stringValue else {
+                    throw .at(place, "a rule is a string, such as \"loggedIn\" or \"createdBy eq @user.guid\"")
+                }
+                do {
+                    policy.rules[Operation(rawValue: name)!] = try QueryParser.parseRule(text)
+                } catch {
+                    throw .at(place, error.message)
+                }
+            }
+        }
+        if let fields = object["ownerOnlyFields"] {
+            let names = try identifiers(fields, at: field + ".ownerOnlyFields")
+            for name in names where ObjectService.metadataFields.contains(name) {
+                throw .at(field + ".ownerOnlyFields", "'\(name)' is metadata and is always visible")
+            }
+            policy.ownerOnlyFields = Set(names)
+        }
+        if let indexes = object["indexes"] {
+            guard case .array(let elements) = indexes, elements.count <= 64 else {
+                throw .at(field + ".indexes", "an array of at most 64 field paths, such as [\"name\", \"author.city\"]")
+            }
+            for element in elements {
+                guard let text = element.stringValue, let path = FieldPath(text) else {
+                    throw .at(field + ".indexes", "'\(element.stringValue ?? element.typeName)' is not a field path")
+                }
+                policy.indexes.append(path)
+            }
+        }
+        return policy
+    }
+
+    private static func identifiers(_ value: JSONValue, at field: String) throws(AppDefinitionError) -> [String] {
+        guard case .array(let elements) = value else { throw .at(field, "an array of field names") }
+        var names: [String] = []
+        for element in elements {
+            guard let name = element.stringValue, FieldPath.isIdentifier(name) else {
+                throw .at(field, "'\(element.stringValue ?? element.typeName)' is not a top-level field name")
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    private static func allowOnly(_ keys: [String], in object: JSONObject, at prefix: String)
+        throws(AppDefinitionError)
+    {
+        for key in object.keys where !keys.contains(key) {
+            throw .at(
+                prefix + key, "unknown key; expected \(keys.map { "'\($0)'" }.joined(separator: ", "))")
+        }
+    }
+
+    /// The 1-based line and column of a byte offset.
+    static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in bytes.prefix(offset) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import RoostCore
+import RoostServer
+
+let appHelp = """
+    Check or apply an app definition (roost.json): access rules, owner-only fields, indexes and
+    settings.
+
+    USAGE:
+      roost app check FILE
+      roost app apply FILE [--data-dir PATH]
+
+    check   validates FILE and prints the first problem with its line or field.
+    apply   validates FILE, installs it as the definition of the server running on the data
+            folder (which must have been started with --app), and has the server reload it
+            without dropping a connection. An invalid file is refused and the running
+            definition stays.
+
+    A running server also reloads its --app file on SIGHUP:  kill -HUP $(head -1 DATA/roost.pid)
+
+    EXAMPLE:
+      roost app check roost.json
+      roost app apply roost.json --data-dir /var/lib/roost
+    """
+
+/// The files a running server keeps in its data folder so that `roost app apply` can find it.
+enum ServerFiles {
+    /// Line 1: the process id; line 2: the app definition path (empty without one).
+    static func pidFile(_ dataDirectory: String) -> String { dataDirectory + "/roost.pid" }
+    /// What the last reload did: `ok` or `error: <message>`.
+    static func reloadStatus(_ dataDirectory: String) -> String { dataDirectory + "/roost.reload-status" }
+}
+
+/// Reloads the app definition on SIGHUP and records the outcome for `roost app apply`.
+func reloadOnHangup(_ application: Application, dataDirectory: String) {
+    signal(SIGHUP, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "roost-hangup"))
+    source.setEventHandler {
+        Task {
+            let status: String
+            do {
+                try await application.reloadAppDefinition()
+                status = "ok"
+                say("roost: app definition reloaded from \(application.definitions.path ?? "(none)")")
+            } catch {
+                status = "error: \(error)"
+                printError("app definition not reloaded; the running one stays in force. \(error)")
+            }
+            FileManager.default.createFile(
+                atPath: ServerFiles.reloadStatus(dataDirectory), contents: Data((status + "\n").utf8))
+        }
+    }
+    source.resume()
+    SignalSources.keep([source])
+}
+
+/// `roost app ...`: returns the exit status.
+func app(_ arguments: [String]) async -> Int32 {
+    guard let action = arguments.first, !["-h", "--help", "help"].contains(action) else {
+        print(appHelp)
+        return 0
+    }
+    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
+    var files: [String] = []
+    var position = 1
+    while position < arguments.count {
+        if arguments[position] == "--data-dir", position + 1 < arguments.count {
+            dataDirectory = arguments[position + 1]
+            position += 2
+            continue
+        }
+        if arguments[position].hasPrefix("-") {
+            printError("unknown option '\(arguments[position])'\nRun 'roost app --help' for the options.")
+            return 64
+        }
+        files.append(arguments[position])
+        position += 1
+    }
+    guard ["check", "apply"].contains(action), files.count == 1 else {
+        printError("usage: roost app check|apply FILE\nRun 'roost app --help' for details.")
+        return 64
+    }
+    let definition: AppDefinition
+    do {
+        definition = try AppDefinitionSource.load(files[0])
+    } catch {
+        printError("\(files[0]): \(error)")
+        return 65
+    }
+    if action == "check" {
+        let count = definition.collections.count
+        say("\(files[0]) is valid: \(count) collection\(count == 1 ? "" : "s") declared")
+        return 0
+    }
+    return await apply(file: files[0], dataDirectory: dataDirectory)
+}
+
+private func apply(file: String, dataDirectory: String) async -> Int32 {
+    guard let pidText = try? String(contentsOfFile: ServerFiles.pidFile(dataDirectory), encoding: .utf8)
+    else {
+        printError(
+            "no server is running on \(dataDirectory) (no roost.pid); start one with 'roost serve --app FILE'")
+        return 69
+    }
+    let lines = pidText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let pid = Int32(lines.first ?? ""), kill(pid, 0) == 0 else {
+        printError("the server recorded in \(dataDirectory)/roost.pid is not running; start it again")
+        return 69
+    }
+    guard lines.count > 1, !lines[1].isEmpty else {
+        printError("the server on \(dataDirectory) was started without --app; restart it with --app FILE")
+        return 69
+    }
+    let target = lines[1]
+    do {
+        let source = URL(fileURLWithPath: file).standardizedFileURL.path
+        if source != URL(fileURLWithPath: target).standardizedFileURL.path {
+            // Written beside the target and renamed, so the server never reads half a file.
+            let contents = try Data(contentsOf: URL(fileURLWithPath: file))
+            try contents.write(to: URL(fileURLWithPath: target), options: .atomic)
+            say("roost: installed \(file) as \(target)")
+        }
+    } catch {
+        printError("cannot write \(target): \(error.localizedDescription)")
+        return 73
+    }
+    let statusPath = ServerFiles.reloadStatus(dataDirectory)
+    try? FileManager.default.removeItem(atPath: statusPath)
+    kill(pid, SIGHUP)
+    for _ in 0..<100 {
+        if let status = try? String(contentsOfFile: statusPath, encoding: .utf8), status.hasSuffix("\n") {
+            if status.hasPrefix("ok") {
+                say("roost: the server (pid \(pid)) now runs \(target)")
+                return 0
+            }
+            printError("the server refused the definition and keeps the running one: \(status)")
+            return 65
+        }
+        try? await Task.sleep(nanoseconds: 100_000_000)
+    }
+    printError("the server (pid \(pid)) did not confirm the reload within 10 seconds; check its log")
+    return 75
+}
