@@ -32,6 +32,14 @@ struct PermissionWorld: Sendable {
     let server: TestServer
     let tokens: [Role: String]
     let guids: [Role: String]
+    /// The app definition file the server runs.
+    let definitionPath: String
+
+    /// Writes a new definition and has the server reload it.
+    func apply(_ definition: String) async throws {
+        try Data(definition.utf8).write(to: URL(fileURLWithPath: definitionPath))
+        try await server.application.reloadAppDefinition()
+    }
 
     static func make(definition: String = permissionDefinition) async throws -> PermissionWorld {
         let directory = TestServer.makeTemporaryDirectory()
@@ -54,7 +62,7 @@ struct PermissionWorld: Sendable {
         tokens[.admin] = try await server.client.login("dave", password: "dave-password")
         let session = try await server.client.send("GET", "/ff/session", headers: [("X-Token", tokens[.admin]!)])
         guids[.admin] = (session.json["user"] as? [String: Any])?["guid"] as? String
-        let world = PermissionWorld(server: server, tokens: tokens, guids: guids)
+        let world = PermissionWorld(server: server, tokens: tokens, guids: guids, definitionPath: definitionPath)
         let group = try await world.send(
             .owner, "POST", "/ff/resources/FFUserGroup",
             json: #"{"guid":"editors","groupName":"Editors","users":[{"ffUrl":"/ff/resources/FFUser/\#(guids[.member]!)"}]}"#)
