@@ -127,7 +127,8 @@ public struct QueryParser {
         case .variable(let name):
             return try parsePredicate(left: .variable(try variable(name, at: start)), name: "@" + name)
         default:
-            let expected = isRule ? ["public", "loggedIn", "none", "a field name", "@user.guid"] : ["a field name"]
+            let expected =
+                isRule ? ["public", "loggedIn", "none", "a field name", "@user.guid"] : ["a field name"]
             throw fail(
                 "expected \(expected.joined(separator: ", ")), 'not' or '(' but found \(describe(token))",
                 at: start, expected: ["field name", "not", "("])
@@ -166,7 +167,8 @@ public struct QueryParser {
         case ("matches", .string(let pattern)):
             return .matches(left, pattern)
         case ("contains_any", .variable(let name)), ("contains_all", .variable(let name)):
-            return .contains(left, ContainsMode(rawValue: word)!, .variable(try variable(name, at: valueStart)))
+            return .contains(
+                left, ContainsMode(rawValue: word)!, .variable(try variable(name, at: valueStart)))
         case ("contains_any", .string(let words)), ("contains_all", .string(let words)):
             let list = words.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard !list.isEmpty, list.count <= 100 else {
@@ -189,7 +191,8 @@ public struct QueryParser {
         case .word("true"): return .comparison(left, comparison, .literal(.bool(true)))
         case .word("false"): return .comparison(left, comparison, .literal(.bool(false)))
         case .word("null"): return .comparison(left, comparison, .literal(.null))
-        case .variable(let name): return .comparison(left, comparison, .variable(try variable(name, at: valueStart)))
+        case .variable(let name):
+            return .comparison(left, comparison, .variable(try variable(name, at: valueStart)))
         case .word("random") where !isRule:
             try expectRandomArguments()
             guard left == .field(FieldPath("guid")!), comparison == .eq else {

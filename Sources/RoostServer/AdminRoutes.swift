@@ -10,7 +10,8 @@ struct AdminRoutes: Sendable {
     func register(in router: inout APIRouter) {
         router.onLoggedIn(.get, "/ff/admin/sessions") { request, principal in
             guard let user = request.queryParameter("user"), !user.isEmpty else {
-                throw RoostError.invalidParameter("user", "Name the user whose sessions to list: ?user={guid}.")
+                throw RoostError.invalidParameter(
+                    "user", "Name the user whose sessions to list: ?user={guid}.")
             }
             let items = try await accounts.sessions(ofUser: user, by: principal).map {
                 JSONValue.object(AccountRoutes.describe($0, current: principal))

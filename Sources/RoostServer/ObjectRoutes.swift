@@ -171,7 +171,8 @@ struct ObjectRoutes: Sendable {
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
         guard depth != 0 else { return Self.pageResponse(page) }
         var inlined = page
-        inlined.documents = try await service.inliningReferences(page.documents, depth: depth, caller: principal)
+        inlined.documents = try await service.inliningReferences(
+            page.documents, depth: depth, caller: principal)
         return Self.pageResponse(inlined)
     }
 

@@ -149,7 +149,9 @@ extension ObjectStore {
     }
 
     /// One object matching `filter`, each equally likely.
-    public func randomObject(in collection: String, matching filter: QueryExpression?) async throws -> [UInt8]? {
+    public func randomObject(in collection: String, matching filter: QueryExpression?) async throws
+        -> [UInt8]?
+    {
         try await randomObject(in: collection, matching: filter, restriction: nil)
     }
 }

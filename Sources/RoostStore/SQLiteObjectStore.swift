@@ -241,7 +241,8 @@ public final class SQLiteObjectStore: ObjectStore {
         if let filter { condition = condition + " AND " + (try SQLiteQueryCompiler.condition(filter)) }
         if let restriction {
             condition =
-                condition + " AND " + (try SQLiteQueryCompiler.condition(restriction, followsReferences: false))
+                condition + " AND "
+                + (try SQLiteQueryCompiler.condition(restriction, followsReferences: false))
         }
         return condition
     }

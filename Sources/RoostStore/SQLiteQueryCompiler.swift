@@ -74,7 +74,9 @@ enum SQLiteQueryCompiler {
         _ path: FieldPath, _ followsReferences: Bool, _ build: (FieldPath) throws(QueryError) -> SQL
     ) throws(QueryError) -> SQL {
         let direct = try build(path)
-        guard followsReferences, path.components.count >= 2, path.components[0] != "ffACL" else { return direct }
+        guard followsReferences, path.components.count >= 2, path.components[0] != "ffACL" else {
+            return direct
+        }
         var alternatives = [direct]
         for split in 1..<path.components.count {
             guard let rest = FieldPath(components: Array(path.components[split...])),

@@ -99,7 +99,8 @@ private func apply(file: String, dataDirectory: String) async -> Int32 {
     guard let pidText = try? String(contentsOfFile: ServerFiles.pidFile(dataDirectory), encoding: .utf8)
     else {
         printError(
-            "no server is running on \(dataDirectory) (no roost.pid); start one with 'roost serve --app FILE'")
+            "no server is running on \(dataDirectory) (no roost.pid); start one with 'roost serve --app FILE'"
+        )
         return 69
     }
     let lines = pidText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -89,7 +89,8 @@ func serve(_ arguments: [String]) async -> Int32 {
         return 1
     }
     let pidFile = ServerFiles.pidFile(configuration.dataDirectory)
-    let appPath = configuration.appDefinitionPath.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? ""
+    let appPath =
+        configuration.appDefinitionPath.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? ""
     FileManager.default.createFile(
         atPath: pidFile, contents: Data("\(getpid())\n\(appPath)\n".utf8),
         attributes: [.posixPermissions: 0o600])

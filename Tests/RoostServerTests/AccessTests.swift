@@ -9,14 +9,22 @@ struct AccessTests {
     func accessLists() async throws {
         let world = try await PermissionWorld.make()
         let bob = world.guids[.other]!
-        #expect(try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p1"}"#).status == 201)
-        #expect(try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p2"}"#).status == 201)
+        #expect(
+            try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p1"}"#).status
+                == 201)
+        #expect(
+            try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p2"}"#).status
+                == 201)
         #expect(try await world.send(.owner, "GET", "/ff/resources/Micropost/p1/ffACL").text == "{}")
-        let set = try await world.send(.owner, "PUT", "/ff/resources/Micropost/p1/ffACL", json: #"{"readUsers":["\#(bob)"]}"#)
+        let set = try await world.send(
+            .owner, "PUT", "/ff/resources/Micropost/p1/ffACL", json: #"{"readUsers":["\#(bob)"]}"#)
         #expect(set.status == 200)
         #expect(set.text == #"{"readUsers":["\#(bob)"],"readGroups":[],"writeUsers":[],"writeGroups":[]}"#)
-        for (role, status) in [(Role.anonymous, 404), (.other, 200), (.member, 404), (.owner, 200), (.admin, 200)] {
-            #expect(try await world.send(role, "GET", "/ff/resources/Micropost/p1").status == status, "\(role)")
+        for (role, status) in [
+            (Role.anonymous, 404), (.other, 200), (.member, 404), (.owner, 200), (.admin, 200),
+        ] {
+            #expect(
+                try await world.send(role, "GET", "/ff/resources/Micropost/p1").status == status, "\(role)")
             let list = try await world.send(role, "GET", "/ff/resources/Micropost?total=true")
             #expect(PermissionWorld.guids(list) == (status == 200 ? ["p1", "p2"] : ["p2"]), "\(role) list")
         }
@@ -24,14 +32,18 @@ struct AccessTests {
         #expect(try await world.send(.other, "PATCH", "/ff/resources/Micropost/p1", json: "{}").status == 403)
         #expect(try await world.send(.other, "GET", "/ff/resources/Micropost/p1").json["ffACL"] == nil)
 
-        #expect(try await world.send(.owner, "POST", "/ff/resources/Diary", json: #"{"guid":"d1"}"#).status == 201)
+        #expect(
+            try await world.send(.owner, "POST", "/ff/resources/Diary", json: #"{"guid":"d1"}"#).status == 201
+        )
         #expect(try await world.send(.member, "GET", "/ff/resources/Diary/d1").status == 404)
         let widen = try await world.send(
-            .owner, "PUT", "/ff/resources/Diary/d1/ffACL", json: #"{"readGroups":["editors"],"writeUsers":["\#(bob)"]}"#)
+            .owner, "PUT", "/ff/resources/Diary/d1/ffACL",
+            json: #"{"readGroups":["editors"],"writeUsers":["\#(bob)"]}"#)
         #expect(widen.status == 200)
         #expect(try await world.send(.member, "GET", "/ff/resources/Diary/d1").status == 200)
         #expect(try await world.send(.member, "PATCH", "/ff/resources/Diary/d1", json: "{}").status == 403)
-        #expect(try await world.send(.other, "PATCH", "/ff/resources/Diary/d1", json: #"{"x":1}"#).status == 200)
+        #expect(
+            try await world.send(.other, "PATCH", "/ff/resources/Diary/d1", json: #"{"x":1}"#).status == 200)
         #expect(try await world.send(.other, "GET", "/ff/resources/Diary/d1").status == 200)
         #expect(try await world.send(.owner, "DELETE", "/ff/resources/Diary/d1/ffACL").status == 204)
         #expect(try await world.send(.member, "GET", "/ff/resources/Diary/d1").status == 404)
@@ -47,7 +59,9 @@ struct AccessTests {
     @Test("a malformed ACL is a 400 naming the list, and the object keeps its old one", arguments: badACLs)
     func badACL(_ body: String, _ field: String) async throws {
         let world = try await PermissionWorld.make()
-        #expect(try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p1"}"#).status == 201)
+        #expect(
+            try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p1"}"#).status
+                == 201)
         let response = try await world.send(.owner, "PUT", "/ff/resources/Micropost/p1/ffACL", json: body)
         #expect(response.status == 400)
         #expect(response.json["code"] as? String == "invalid_field")
@@ -55,13 +69,16 @@ struct AccessTests {
         let object = try await world.send(.anonymous, "GET", "/ff/resources/Micropost/p1")
         #expect(object.status == 200)
         #expect(object.json["version"] as? Int == 1)
-        let forged = try await world.send(.owner, "PATCH", "/ff/resources/Micropost/p1", json: #"{"ffACL":{}}"#)
+        let forged = try await world.send(
+            .owner, "PATCH", "/ff/resources/Micropost/p1", json: #"{"ffACL":{}}"#)
         #expect(forged.status == 400)
         #expect(forged.json["code"] as? String == "read_only_field")
         await world.server.stop()
     }
 
-    @Test("owner-only fields are stripped, cannot be matched or sorted on by others, and createdBy cannot be forged")
+    @Test(
+        "owner-only fields are stripped, cannot be matched or sorted on by others, and createdBy cannot be forged"
+    )
     func ownerOnlyFields() async throws {
         let world = try await PermissionWorld.make()
         let created = try await world.send(
@@ -70,9 +87,11 @@ struct AccessTests {
         for (role, sees) in [(Role.anonymous, false), (.other, false), (.owner, true), (.admin, true)] {
             let read = try await world.send(role, "GET", "/ff/resources/Profile/pr1")
             #expect((read.json["secret"] != nil) == sees, "\(role) read")
-            let query = try await world.send(role, "GET", "/ff/resources/Profile/" + encodeQuery("(secret eq 's3')"))
+            let query = try await world.send(
+                role, "GET", "/ff/resources/Profile/" + encodeQuery("(secret eq 's3')"))
             #expect(PermissionWorld.guids(query) == (sees ? ["pr1"] : []), "\(role) query")
-            let negated = try await world.send(role, "GET", "/ff/resources/Profile/" + encodeQuery("(not (secret eq 's3'))"))
+            let negated = try await world.send(
+                role, "GET", "/ff/resources/Profile/" + encodeQuery("(not (secret eq 's3'))"))
             #expect(PermissionWorld.guids(negated) == (sees ? [] : ["pr1"]), "\(role) negated query")
             let sorted = try await world.send(role, "GET", "/ff/resources/Profile?sort=secret")
             #expect(sorted.status == (role == .admin ? 200 : 400), "\(role) sort")
@@ -82,11 +101,15 @@ struct AccessTests {
         for (role, sees) in [(Role.other, false), (.owner, true), (.admin, true)] {
             let read = try await world.send(role, "GET", "/ff/resources/FFUser/\(alice)")
             #expect((read.json["email"] as? String == "alice@example.com") == sees, "\(role) email")
-            let inlined = try await world.send(role, "GET", "/ff/resources/FFUser/" + encodeQuery("(email eq 'alice@example.com')"))
+            let inlined = try await world.send(
+                role, "GET", "/ff/resources/FFUser/" + encodeQuery("(email eq 'alice@example.com')"))
             #expect(PermissionWorld.guids(inlined) == (sees ? [alice] : []), "\(role) email query")
         }
-        #expect(try await world.send(.anonymous, "GET", "/ff/resources/FFUser?total=true").json["total"] as? Int == 0)
-        let forged = try await world.send(.other, "POST", "/ff/resources/Micropost", json: #"{"createdBy":"\#(alice)"}"#)
+        #expect(
+            try await world.send(.anonymous, "GET", "/ff/resources/FFUser?total=true").json["total"] as? Int
+                == 0)
+        let forged = try await world.send(
+            .other, "POST", "/ff/resources/Micropost", json: #"{"createdBy":"\#(alice)"}"#)
         #expect(forged.status == 400)
         #expect(forged.json["code"] as? String == "read_only_field")
         await world.server.stop()
@@ -110,14 +133,18 @@ struct AccessTests {
         #expect(sessions.status == 200)
         let ids = (sessions.json["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         #expect(ids.count == 1)
-        #expect(try await world.send(.other, "GET", "/ff/admin/sessions?user=\(alice)").json["code"] as? String == "admin_required")
+        #expect(
+            try await world.send(.other, "GET", "/ff/admin/sessions?user=\(alice)").json["code"] as? String
+                == "admin_required")
         #expect(try await world.send(.anonymous, "GET", "/ff/admin/sessions?user=\(alice)").status == 401)
         #expect(try await world.send(.admin, "DELETE", "/ff/admin/sessions/\(ids[0])").status == 204)
         #expect(try await world.send(.owner, "GET", "/ff/session").text == #"{"loggedIn":false}"#)
 
         // Deactivating a user ends their sessions at once.
         let bob = world.guids[.other]!
-        #expect(try await world.send(.admin, "PATCH", "/ff/resources/FFUser/\(bob)", json: #"{"active":false}"#).status == 200)
+        #expect(
+            try await world.send(.admin, "PATCH", "/ff/resources/FFUser/\(bob)", json: #"{"active":false}"#)
+                .status == 200)
         let refused = try await world.send(.other, "GET", "/ff/resources/Micropost")
         #expect(refused.status == 401)
         #expect(refused.json["code"] as? String == "invalid_token")
@@ -164,13 +191,16 @@ struct AccessTests {
             if Bool.random(using: &generator) { fields.append(#""tags":["x","editors"]"#) }
             if Bool.random(using: &generator) { fields.append(#""tags":"y x""#) }
             if Bool.random(using: &generator) { fields.append(#""nested":{"k":null}"#) }
-            let created = try await world.send(.anonymous, "POST", "/ff/resources/Doc", json: "{" + fields.joined(separator: ",") + "}")
+            let created = try await world.send(
+                .anonymous, "POST", "/ff/resources/Doc", json: "{" + fields.joined(separator: ",") + "}")
             #expect(created.status == 201 || created.status == 400, "\(created.text)")
         }
         for role in [Role.anonymous, .other, .member] {
-            let listed = PermissionWorld.guids(try await world.send(role, "GET", "/ff/resources/Doc?count=1000"))
+            let listed = PermissionWorld.guids(
+                try await world.send(role, "GET", "/ff/resources/Doc?count=1000"))
             var readable = Set<String>()
-            for index in 0..<60 where try await world.send(role, "GET", "/ff/resources/Doc/d\(index)").status == 200 {
+            for index in 0..<60
+            where try await world.send(role, "GET", "/ff/resources/Doc/d\(index)").status == 200 {
                 readable.insert("d\(index)")
             }
             #expect(listed == readable, "\(rule) as \(role)")

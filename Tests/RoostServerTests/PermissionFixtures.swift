@@ -55,17 +55,22 @@ struct PermissionWorld: Sendable {
         var tokens: [Role: String] = [:]
         var guids: [Role: String] = [:]
         for (role, name) in [(Role.owner, "alice"), (.other, "bob"), (.member, "carol")] {
-            let registered = try await server.client.register(name, extra: #","email":"\#(name)@example.com""#)
+            let registered = try await server.client.register(
+                name, extra: #","email":"\#(name)@example.com""#)
             tokens[role] = registered.json["token"] as? String
             guids[role] = (registered.json["user"] as? [String: Any])?["guid"] as? String
         }
         tokens[.admin] = try await server.client.login("dave", password: "dave-password")
-        let session = try await server.client.send("GET", "/ff/session", headers: [("X-Token", tokens[.admin]!)])
+        let session = try await server.client.send(
+            "GET", "/ff/session", headers: [("X-Token", tokens[.admin]!)])
         guids[.admin] = (session.json["user"] as? [String: Any])?["guid"] as? String
-        let world = PermissionWorld(server: server, tokens: tokens, guids: guids, definitionPath: definitionPath)
+        let world = PermissionWorld(
+            server: server, tokens: tokens, guids: guids, definitionPath: definitionPath)
         let group = try await world.send(
             .owner, "POST", "/ff/resources/FFUserGroup",
-            json: #"{"guid":"editors","groupName":"Editors","users":[{"ffUrl":"/ff/resources/FFUser/\#(guids[.member]!)"}]}"#)
+            json:
+                #"{"guid":"editors","groupName":"Editors","users":[{"ffUrl":"/ff/resources/FFUser/\#(guids[.member]!)"}]}"#
+        )
         guard group.status == 201 else { throw TestClientError(description: "group: \(group.text)") }
         return world
     }
@@ -74,7 +79,9 @@ struct PermissionWorld: Sendable {
         tokens[role].map { [("X-Token", $0)] } ?? []
     }
 
-    func send(_ role: Role, _ method: String, _ path: String, json: String? = nil) async throws -> TestResponse {
+    func send(_ role: Role, _ method: String, _ path: String, json: String? = nil) async throws
+        -> TestResponse
+    {
         if let json { return try await server.client.send(method, path, json: json, headers: headers(role)) }
         return try await server.client.send(method, path, headers: headers(role))
     }

@@ -105,7 +105,8 @@ struct PermissionMatrixTests {
             #expect(list.status == 200, "\(label): list")
             #expect(PermissionWorld.guids(list).count == expected.visible, "\(label): list")
             #expect(list.json["total"] as? Int == expected.visible, "\(label): total")
-            let random = try await world.send(role, "GET", base + "/" + encodeQuery("(guid eq random(guid))") + "?total=true")
+            let random = try await world.send(
+                role, "GET", base + "/" + encodeQuery("(guid eq random(guid))") + "?total=true")
             #expect(PermissionWorld.guids(random).count == min(expected.visible, 1), "\(label): random")
             #expect(random.json["total"] as? Int == expected.visible, "\(label): random total")
             let read = try await world.send(role, "GET", "\(base)/\(target)")
@@ -124,7 +125,8 @@ struct PermissionMatrixTests {
             if create.status == 201 {
                 #expect((create.json["createdBy"] as? String) == world.guids[role], "\(label): createdBy")
             }
-            let update = try await world.send(role, "PATCH", "\(base)/\(target)", json: #"{"n":\#(position)}"#)
+            let update = try await world.send(
+                role, "PATCH", "\(base)/\(target)", json: #"{"n":\#(position)}"#)
             #expect(update.status == expected.update, "\(label): update \(update.text)")
             if update.status == 200 { updates += 1 }
             let me = world.guids[role] ?? "nobody"

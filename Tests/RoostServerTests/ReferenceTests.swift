@@ -112,7 +112,8 @@ struct TraversalTests {
         #expect(authors.status == 200)
         #expect(names(authors) == ["alice", "bob"])
         let slashy = try await server.client.send(
-            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'hi/there')") + "/user", headers: reader)
+            "GET", "/ff/resources/Micropost/" + encodeQuery("(content eq 'hi/there')") + "/user",
+            headers: reader)
         #expect(names(slashy) == ["bob"])
         // A '/' inside a query string is not a traversal.
         let plain = try await server.client.send("GET", "/ff/resources/Micropost/(content%20eq%20'hi/there')")

@@ -39,7 +39,8 @@ struct StoreTests {
         let versions = try reopened.database.read {
             try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" }
         }
-        #expect(versions == ["1 objects", "2 accounts", "3 objects by id", "4 access lists and group members"])
+        #expect(
+            versions == ["1 objects", "2 accounts", "3 objects by id", "4 access lists and group members"])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")
     }

@@ -38,7 +38,9 @@ extension ObjectService {
     static func normalizedACL(_ body: JSONObject) throws -> [UInt8] {
         for key in body.keys where !aclLists.contains(key) {
             throw RoostError.invalidField(
-                key, "An access list has only readUsers, readGroups, writeUsers and writeGroups; '\(key.prefix(40))' is not one.")
+                key,
+                "An access list has only readUsers, readGroups, writeUsers and writeGroups; '\(key.prefix(40))' is not one."
+            )
         }
         var normalized = JSONObject()
         for list in aclLists {

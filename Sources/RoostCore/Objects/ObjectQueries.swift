@@ -38,7 +38,8 @@ extension ObjectService {
             throw RoostError.invalidParameter(
                 "depthRef", "depthRef must be between 0 and \(ReferenceResolver.maximumDepth).")
         }
-        return try await ReferenceResolver(store: store, access: access(caller)).inline(documents, depth: depth)
+        return try await ReferenceResolver(store: store, access: access(caller)).inline(
+            documents, depth: depth)
     }
 
     /// The objects of `source` whose `field` refers to the given object (FatFractal's BackReferences).
@@ -93,7 +94,8 @@ extension ObjectService {
 
     /// Objects matching a query in FatFractal's language, paged and sorted like ``list(_:caller:)``;
     /// with `guid eq random(guid)`, one matching object picked at random (or none).
-    public func find(query text: String, _ request: ListRequest, caller: Principal?) async throws -> ListPage {
+    public func find(query text: String, _ request: ListRequest, caller: Principal?) async throws -> ListPage
+    {
         try Self.validate(collection: request.collection)
         let plan: QueryPlan
         do {

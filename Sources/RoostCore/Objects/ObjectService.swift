@@ -40,7 +40,9 @@ public struct ObjectService: Sendable {
 
     /// Creates an object. The body may name its own `guid` (so a client can retry a create without
     /// making a duplicate); other metadata fields are refused. `createdBy` is always the caller.
-    public func create(in collection: String, body: JSONObject, caller: Principal?) async throws -> StoredObject {
+    public func create(in collection: String, body: JSONObject, caller: Principal?) async throws
+        -> StoredObject
+    {
         try Self.validate(collection: collection)
         var fields = body
         var guid = guids.makeGuid()
@@ -104,7 +106,8 @@ public struct ObjectService: Sendable {
     }
 
     /// Deletes an object, honouring `If-Match` and the delete rule.
-    public func delete(in collection: String, guid: String, ifMatch: String?, caller: Principal?) async throws {
+    public func delete(in collection: String, guid: String, ifMatch: String?, caller: Principal?) async throws
+    {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
         let access = access(caller)

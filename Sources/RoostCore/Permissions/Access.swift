@@ -50,7 +50,9 @@ public struct Access: Sendable {
             users.append(caller.userGuid)
             parts.append(.comparison(FieldPath("createdBy")!, .eq, .string(caller.userGuid)))
         }
-        let lists = reading ? [("readUsers", "readGroups"), ("writeUsers", "writeGroups")] : [("writeUsers", "writeGroups")]
+        let lists =
+            reading
+            ? [("readUsers", "readGroups"), ("writeUsers", "writeGroups")] : [("writeUsers", "writeGroups")]
         for (userList, groupList) in lists {
             parts.append(.contains(FieldPath("ffACL.\(userList)")!, .any, users))
             if let groups = caller?.groups, !groups.isEmpty {

@@ -70,7 +70,9 @@ public struct AppDefinition: Sendable {
     static let builtInUsers: CollectionPolicy = {
         var policy = CollectionPolicy()
         let itself = RuleExpression.comparison(.field(FieldPath("guid")!), .eq, .variable(.userGuid))
-        policy.rules = [.read: .loggedIn, .create: .constant(false), .update: itself, .delete: .constant(false)]
+        policy.rules = [
+            .read: .loggedIn, .create: .constant(false), .update: itself, .delete: .constant(false),
+        ]
         policy.ownerOnlyFields = ["email"]
         return policy
     }()
@@ -112,6 +114,8 @@ public struct AppDefinition: Sendable {
 
     /// Every owner-only field name of any collection, for queries that look through references.
     public var allOwnerOnlyFields: Set<String> {
-        collections.values.reduce(into: Self.builtInUsers.ownerOnlyFields) { $0.formUnion($1.ownerOnlyFields) }
+        collections.values.reduce(into: Self.builtInUsers.ownerOnlyFields) {
+            $0.formUnion($1.ownerOnlyFields)
+        }
     }
 }

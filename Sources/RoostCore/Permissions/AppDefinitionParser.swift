@@ -109,13 +109,16 @@ extension AppDefinition {
         var policy = CollectionPolicy()
         if let rules = object["rules"] {
             guard case .object(let members) = rules else {
-                throw .at(field + ".rules", "an object such as {\"read\": \"public\", \"update\": \"createdBy eq @user.guid\"}")
+                throw .at(
+                    field + ".rules",
+                    "an object such as {\"read\": \"public\", \"update\": \"createdBy eq @user.guid\"}")
             }
             try allowOnly(Operation.allCases.map(\.rawValue), in: members, at: field + ".rules.")
             for (name, value) in members.members {
                 let place = "\(field).rules.\(name)"
                 guard let text = value.stringValue else {
-                    throw .at(place, "a rule is a string, such as \"loggedIn\" or \"createdBy eq @user.guid\"")
+                    throw .at(
+                        place, "a rule is a string, such as \"loggedIn\" or \"createdBy eq @user.guid\"")
                 }
                 do {
                     policy.rules[Operation(rawValue: name)!] = try QueryParser.parseRule(text)
@@ -133,11 +136,15 @@ extension AppDefinition {
         }
         if let indexes = object["indexes"] {
             guard case .array(let elements) = indexes, elements.count <= 64 else {
-                throw .at(field + ".indexes", "an array of at most 64 field paths, such as [\"name\", \"author.city\"]")
+                throw .at(
+                    field + ".indexes",
+                    "an array of at most 64 field paths, such as [\"name\", \"author.city\"]")
             }
             for element in elements {
                 guard let text = element.stringValue, let path = FieldPath(text) else {
-                    throw .at(field + ".indexes", "'\(element.stringValue ?? element.typeName)' is not a field path")
+                    throw .at(
+                        field + ".indexes", "'\(element.stringValue ?? element.typeName)' is not a field path"
+                    )
                 }
                 policy.indexes.append(path)
             }
@@ -145,7 +152,9 @@ extension AppDefinition {
         return policy
     }
 
-    private static func identifiers(_ value: JSONValue, at field: String) throws(AppDefinitionError) -> [String] {
+    private static func identifiers(_ value: JSONValue, at field: String) throws(AppDefinitionError)
+        -> [String]
+    {
         guard case .array(let elements) = value else { throw .at(field, "an array of field names") }
         var names: [String] = []
         for element in elements {

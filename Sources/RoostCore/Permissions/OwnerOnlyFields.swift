@@ -34,7 +34,8 @@ extension Access {
         let direct = ownerOnlyFields(of: collection)
         let anywhere = definition.allOwnerOnlyFields
         func isHidden(_ path: FieldPath) -> Bool {
-            direct.contains(path.components[0]) || path.components.dropFirst().contains(where: anywhere.contains)
+            direct.contains(path.components[0])
+                || path.components.dropFirst().contains(where: anywhere.contains)
         }
         func limited(_ expression: QueryExpression, _ path: FieldPath) -> QueryExpression {
             guard isHidden(path) else { return expression }

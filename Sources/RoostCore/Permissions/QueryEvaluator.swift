@@ -39,13 +39,16 @@ enum QueryEvaluator {
     }
 
     /// `value op literal` as the SQL compiler means it; nil is a missing value.
-    static func compare(_ value: JSONValue?, _ comparison: ComparisonOperator, _ literal: QueryLiteral) -> Bool {
+    static func compare(_ value: JSONValue?, _ comparison: ComparisonOperator, _ literal: QueryLiteral)
+        -> Bool
+    {
         if comparison == .ne { return !compare(value, .eq, literal) }
         switch (literal, value) {
         case (.null, nil), (.null, .null?): return comparison == .eq
         case (.bool(let flag), .bool(let actual)?): return comparison == .eq && flag == actual
         case (.string(let expected), .string(let actual)?):
-            return ordered(Array(actual.utf8).lexicographicallyPrecedes(Array(expected.utf8)),
+            return ordered(
+                Array(actual.utf8).lexicographicallyPrecedes(Array(expected.utf8)),
                 equal: actual.utf8.elementsEqual(expected.utf8), comparison)
         case (.number(let expected), .number(let actual)?):
             if let left = Int64(actual), let right = Int64(expected) {

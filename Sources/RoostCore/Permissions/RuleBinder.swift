@@ -59,7 +59,8 @@ struct RuleBinder {
             case .field(let path): return .contains(path, mode, words)
             default:
                 guard let value = self.value(of: left) else { return .constant(false) }
-                return .constant(QueryEvaluator.matches(.contains(Self.valuePath, mode, words), Self.wrap(value)))
+                return .constant(
+                    QueryEvaluator.matches(.contains(Self.valuePath, mode, words), Self.wrap(value)))
             }
         }
     }
