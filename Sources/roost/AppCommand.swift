@@ -46,7 +46,7 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
                 status = "error: \(error)"
                 printError("app definition not reloaded; the running one stays in force. \(error)")
             }
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: ServerFiles.reloadStatus(dataDirectory), contents: Data((status + "\n").utf8))
         }
     }
@@ -60,21 +60,8 @@ func app(_ arguments: [String]) async -> Int32 {
         print(appHelp)
         return 0
     }
-    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
-    var files: [String] = []
-    var position = 1
-    while position < arguments.count {
-        if arguments[position] == "--data-dir", position + 1 < arguments.count {
-            dataDirectory = arguments[position + 1]
-            position += 2
-            continue
-        }
-        if arguments[position].hasPrefix("-") {
-            printError("unknown option '\(arguments[position])'\nRun 'roost app --help' for the options.")
-            return 64
-        }
-        files.append(arguments[position])
-        position += 1
+    guard let (dataDirectory, files) = dataDirectoryAndNames(arguments.dropFirst(), command: "app") else {
+        return 64
     }
     guard ["check", "apply"].contains(action), files.count == 1 else {
         printError("usage: roost app check|apply FILE\nRun 'roost app --help' for details.")

@@ -24,21 +24,8 @@ func index(_ arguments: [String]) async -> Int32 {
         print(indexHelp)
         return 0
     }
-    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
-    var names: [String] = []
-    var position = 1
-    while position < arguments.count {
-        if arguments[position] == "--data-dir", position + 1 < arguments.count {
-            dataDirectory = arguments[position + 1]
-            position += 2
-            continue
-        }
-        if arguments[position].hasPrefix("-") {
-            printError("unknown option '\(arguments[position])'\nRun 'roost index --help' for the options.")
-            return 64
-        }
-        names.append(arguments[position])
-        position += 1
+    guard let (dataDirectory, names) = dataDirectoryAndNames(arguments.dropFirst(), command: "index") else {
+        return 64
     }
     guard FileManager.default.fileExists(atPath: dataDirectory) else {
         printError("there is no data folder at \(dataDirectory); pass --data-dir")

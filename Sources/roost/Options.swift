@@ -1,3 +1,4 @@
+import Foundation
 import RoostCore
 import RoostServer
 import RoostStore
@@ -181,4 +182,25 @@ struct ServeOption: Sendable {
         }
         return configuration
     }
+}
+
+/// The words after an admin command's action, split into `--data-dir` (or `ROOST_DATA_DIR`) and the
+/// positional arguments; nil (after printing why) on an unknown option.
+func dataDirectoryAndNames(_ arguments: ArraySlice<String>, command: String) -> (
+    dataDirectory: String, names: [String]
+)? {
+    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
+    var names: [String] = []
+    var rest = arguments
+    while let argument = rest.popFirst() {
+        if argument == "--data-dir", let value = rest.popFirst() {
+            dataDirectory = value
+        } else if argument.hasPrefix("-") {
+            printError("unknown option '\(argument)'\nRun 'roost \(command) --help' for the options.")
+            return nil
+        } else {
+            names.append(argument)
+        }
+    }
+    return (dataDirectory, names)
 }

@@ -91,7 +91,7 @@ func serve(_ arguments: [String]) async -> Int32 {
     let pidFile = ServerFiles.pidFile(configuration.dataDirectory)
     let appPath =
         configuration.appDefinitionPath.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? ""
-    FileManager.default.createFile(
+    _ = FileManager.default.createFile(
         atPath: pidFile, contents: Data("\(getpid())\n\(appPath)\n".utf8),
         attributes: [.posixPermissions: 0o600])
     reloadOnHangup(application, dataDirectory: configuration.dataDirectory)
