@@ -65,6 +65,12 @@ public struct Access: Sendable {
     /// Whether the caller may read this object.
     func canRead(_ object: StoredObject) throws -> Bool {
         guard !isAdmin else { return true }
+        // Without an access list, a rule that folded to a constant decides without parsing the
+        // document: the common case of GET by id on a public collection.
+        if object.acl == nil {
+            let bound = RuleBinder(caller: caller, body: nil).bind(rule(.list, in: object.collection))
+            if case .constant(let allowed) = bound { return allowed }
+        }
         guard let restriction = listRestriction(object.collection) else { return true }
         return QueryEvaluator.matches(restriction, try Self.evaluable(object))
     }
