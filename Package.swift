@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "roost", targets: ["roost"]),
         .library(name: "RoostServer", targets: ["RoostServer"]),
+        .library(name: "RoostClient", targets: ["RoostClient"]),
     ],
     targets: [
         // C libraries from Debian's packages, one systemLibrary each.
@@ -41,8 +42,10 @@ let package = Package(
         .executableTarget(
             name: "roost",
             dependencies: ["RoostServer", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem"]),
+        // The SDK: Foundation only, never a server module.
+        .target(name: "RoostClient"),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
-        .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP"]),
+        .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP", "CRoostSystem"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
@@ -51,6 +54,9 @@ let package = Package(
         .testTarget(
             name: "RoostServerTests",
             dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"]),
+        .testTarget(
+            name: "RoostClientTests",
+            dependencies: ["RoostClient", "RoostServer", "RoostCore", "RoostTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,10 @@
+#define _GNU_SOURCE
 #include "roost_system.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 
 #include <malloc.h>
 #include <sys/syscall.h>
@@ -17,4 +23,45 @@ void roost_set_mmap_threshold(int bytes) {
 #ifdef M_MMAP_THRESHOLD
     mallopt(M_MMAP_THRESHOLD, bytes);
 #endif
+}
+
+extern char **environ;
+
+int roost_spawn(const char *path, char *const argv[], int input, int output, int error, int *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int status = posix_spawn_file_actions_init(&actions);
+    if (status != 0) return status;
+    status = posix_spawnattr_init(&attributes);
+    if (status != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return status;
+    }
+    int descriptors[3] = {input, output, error};
+    for (int target = 0; target < 3 && status == 0; target++) {
+        if (descriptors[target] >= 0) {
+            status = posix_spawn_file_actions_adddup2(&actions, descriptors[target], target);
+        } else {
+            status = posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_RDWR, 0);
+        }
+    }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGHUP);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &empty);
+    if (status == 0) status = posix_spawnattr_setsigdefault(&attributes, &defaults);
+    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t child = 0;
+    if (status == 0) status = posix_spawn(&child, path, &actions, &attributes, argv, environ);
+    if (status == 0) *pid = child;
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    return status;
 }

@@ -65,7 +65,9 @@ public final class Application: Sendable {
             definitions: definitions)
         let authenticator = Authenticator(accounts: accounts)
         var router = APIRouter(
-            router: Router(errorResponse: ErrorBoundary.response), authenticator: authenticator)
+            router: Router(errorResponse: ErrorBoundary.response), authenticator: authenticator,
+            idempotentWrites: IdempotentWrites(
+                service: IdempotencyService(store: storage.idempotencyKeys, clock: configuration.clock)))
         let objects = ObjectService(
             store: storage.objects, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)

@@ -37,6 +37,7 @@ struct Authenticator: Sendable {
 struct APIRouter {
     var router: Router
     let authenticator: Authenticator
+    let idempotentWrites: IdempotentWrites
 
     /// Adds a route whose handler gets the principal (nil when anonymous).
     mutating func on(
@@ -45,6 +46,16 @@ struct APIRouter {
     ) {
         router.on(method, pattern) { [authenticator] request in
             try await handler(request, try await authenticator.principal(for: request))
+        }
+    }
+
+    /// Adds a write route that honours `Idempotency-Key`.
+    mutating func onWrite(
+        _ method: HTTPMethod, _ pattern: String,
+        _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
+    ) {
+        on(method, pattern) { [idempotentWrites] request, principal in
+            try await idempotentWrites.respond(to: request, principal: principal, handler)
         }
     }
 

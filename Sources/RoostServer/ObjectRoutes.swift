@@ -9,7 +9,7 @@ struct ObjectRoutes: Sendable {
     let service: ObjectService
 
     func register(in router: inout APIRouter) {
-        router.on(.post, "/ff/resources/:collection") { try await create($0, $1) }
+        router.onWrite(.post, "/ff/resources/:collection") { try await create($0, $1) }
         router.on(.get, "/ff/resources/:collection") { try await list($0, $1) }
         router.on(.get, "/ff/resources/:collection/:guid") { try await read($0, $1) }
         router.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1) }
@@ -17,11 +17,11 @@ struct ObjectRoutes: Sendable {
         router.on(.get, "/ff/resources/:collection/*query") { request, principal in
             try await find(request, principal, query: request.parameters["query"]!)
         }
-        router.on(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
-        router.on(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
-        router.on(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
-        router.on(.put, "/ff/resources/:collection/:guid/:member") { try await setACL($0, $1) }
-        router.on(.delete, "/ff/resources/:collection/:guid/:member") { try await removeACL($0, $1) }
+        router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
+        router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
+        router.onWrite(.put, "/ff/resources/:collection/:guid/:member") { try await setACL($0, $1) }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { try await removeACL($0, $1) }
     }
 
     /// Users are created and deleted through the account endpoints, which keep names and emails
@@ -50,11 +50,10 @@ struct ObjectRoutes: Sendable {
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!, caller: principal)
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
         if depth != 0 {
-            // Inlined objects change on their own, so this answer has no ETag of its own version.
+            // Inlined objects change on their own, so the tag is of the whole answer, not the version.
             let document = try await service.inliningReferences(
                 [object.document], depth: depth, caller: principal)[0]
-            return Response.json(
-                200, document, headers: HTTPHeaders([("Cache-Control", "private, no-cache")]))
+            return Self.revalidated(Response.json(200, document), request)
         }
         if let tags = request.headers["If-None-Match"],
             ObjectService.versionMatches(tags, version: object.version)
@@ -169,11 +168,26 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
-        guard depth != 0 else { return Self.pageResponse(page) }
-        var inlined = page
-        inlined.documents = try await service.inliningReferences(
-            page.documents, depth: depth, caller: principal)
-        return Self.pageResponse(inlined)
+        var page = page
+        if depth != 0 {
+            page.documents = try await service.inliningReferences(
+                page.documents, depth: depth, caller: principal)
+        }
+        return Self.revalidated(Self.pageResponse(page), request)
+    }
+
+    /// A computed answer's ETag is a digest of its body: it saves the transfer, not the query.
+    static func revalidated(_ response: Response, _ request: Request) -> Response {
+        var response = response
+        let tag = "W/\"\(Sodium.fingerprint(response.body))\""
+        response.headers.set("ETag", tag)
+        response.headers.set("Cache-Control", "private, no-cache")
+        if let tags = request.headers["If-None-Match"],
+            tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag })
+        {
+            return Response(status: 304, headers: HTTPHeaders([("ETag", tag)]), body: [])
+        }
+        return response
     }
 
     /// `(query)/member` → the query and the member, when the query's outer parenthesis closes

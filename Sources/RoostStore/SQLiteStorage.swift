@@ -5,15 +5,19 @@ public final class SQLiteStorage: Sendable {
     public let database: SQLiteDatabase
     public let objects: SQLiteObjectStore
     public let accounts: SQLiteAccountStore
+    public let idempotencyKeys: SQLiteIdempotencyStore
 
     /// The whole schema, in order.
-    public static let migrations = SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
+    public static let migrations =
+        SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
+        + SQLiteIdempotencyStore.migrations
 
     /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
     public init(directory: String, durability: Durability = .normal) throws {
         database = try Self.openDatabase(directory: directory, durability: durability)
         objects = SQLiteObjectStore(database: database)
         accounts = SQLiteAccountStore(database: database)
+        idempotencyKeys = SQLiteIdempotencyStore(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability) throws -> SQLiteDatabase {

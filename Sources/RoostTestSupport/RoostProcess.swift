@@ -1,27 +1,35 @@
 import Foundation
+import Synchronization
 
 /// The real `roost` binary running as a child process, for tests that kill or signal it.
-public final class RoostProcess: @unchecked Sendable {
-    // @unchecked Sendable: the Process is only started, signalled and waited on.
-    public let process: Process
+public final class RoostProcess: Sendable {
+    public let process: ChildProcess
     public let port: Int
+    /// Kept open: the server prints to standard output later, and a closed pipe would kill it.
+    private let output: FileHandle
 
     /// Starts `roost serve` on a free port with the given data folder and waits until it listens.
     public init(dataDirectory: String, arguments: [String] = []) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.binaryPath())
-        process.arguments =
-            ["serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
         // Not the test runner's own stderr: a child that outlives a crashed test run would keep
         // that pipe open and leave 'swift test' waiting forever.
         let logPath = dataDirectory + ".log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        try process.run()
+        let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(log) }
+        let output = try ChildProcess.makePipe()
+        do {
+            process = try ChildProcess(
+                try Self.binaryPath(),
+                ["serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"] + arguments,
+                output: output.write, error: log)
+            close(output.write)
+        } catch {
+            close(output.read)
+            close(output.write)
+            throw error
+        }
+        let reader = FileHandle(fileDescriptor: output.read, closeOnDealloc: true)
+        self.output = reader
         var text = ""
-        let reader = output.fileHandleForReading
         while !text.contains("\n") {
             let chunk = reader.availableData
             if chunk.isEmpty { throw TestClientError(description: "roost exited before listening: \(text)") }
@@ -33,20 +41,11 @@ public final class RoostProcess: @unchecked Sendable {
         self.port = port
     }
 
-    /// A test that fails before stopping its server must not leave it running.
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
     /// Sends a signal and waits for the process to end; returns its exit status.
     @discardableResult
     public func stop(signal: Int32) async throws -> Int32 {
-        kill(process.processIdentifier, signal)
-        let process = self.process
-        return try await offCooperativePool {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        process.signal(signal)
+        return try await process.exit()
     }
 
     /// The `roost` binary built beside the test bundle, or `ROOST_BINARY`.
@@ -75,25 +74,47 @@ public struct CommandResult: Sendable {
 
 /// Runs `roost` with arguments and standard input, and waits for it to exit.
 public func runRoost(_ arguments: [String], input: String = "") async throws -> CommandResult {
-    let binary = try RoostProcess.binaryPath()
-    return try await offCooperativePool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errorOutput = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+    try await runProgram(try RoostProcess.binaryPath(), arguments, input: input)
+}
+
+/// Runs a program with arguments and standard input, and waits for it to exit.
+public func runProgram(_ path: String, _ arguments: [String], input: String = "") async throws
+    -> CommandResult
+{
+    try await offCooperativePool {
+        let stdin = try ChildProcess.makePipe()
+        let stdout = try ChildProcess.makePipe()
+        let stderr = try ChildProcess.makePipe()
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(
+                path, arguments, input: stdin.read, output: stdout.write, error: stderr.write)
+        } catch {
+            for descriptor in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write]
+            {
+                close(descriptor)
+            }
+            throw error
+        }
+        close(stdin.read)
+        close(stdout.write)
+        close(stderr.write)
+        let writer = FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true)
+        writer.write(Data(input.utf8))
+        try writer.close()
+        // Standard error is read on another thread so a chatty child never blocks on a full pipe.
+        let errorOutput = Mutex(Data())
+        let errorDone = DispatchSemaphore(value: 0)
+        Thread {
+            let data = readAll(stderr.read)
+            errorOutput.withLock { $0 = data }
+            errorDone.signal()
+        }.start()
+        let output = readAll(stdout.read)
+        errorDone.wait()
+        let status = child.waitForExit()
         return CommandResult(
-            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-            errorOutput: String(decoding: errorOutput, as: UTF8.self))
+            status: status, output: String(decoding: output, as: UTF8.self),
+            errorOutput: String(decoding: errorOutput.withLock { $0 }, as: UTF8.self))
     }
 }

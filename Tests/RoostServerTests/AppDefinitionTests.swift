@@ -149,7 +149,7 @@ struct AppDefinitionTests {
 
         // A bad file behind the server's back: SIGHUP keeps the running definition.
         try Data("{".utf8).write(to: URL(fileURLWithPath: path))
-        kill(server.process.processIdentifier, SIGHUP)
+        server.process.signal(SIGHUP)
         try await Task.sleep(nanoseconds: 500_000_000)
         let status = try String(contentsOfFile: directory + "/roost.reload-status", encoding: .utf8)
         #expect(status.hasPrefix("error: line 1, column 2"))

@@ -40,7 +40,10 @@ struct StoreTests {
             try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" }
         }
         #expect(
-            versions == ["1 objects", "2 accounts", "3 objects by id", "4 access lists and group members"])
+            versions == [
+                "1 objects", "2 accounts", "3 objects by id", "4 access lists and group members",
+                "5 idempotency keys",
+            ])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")
     }

@@ -8,4 +8,11 @@ long roost_current_thread_id(void);
 /// freed, with a fixed threshold (glibc otherwise raises it after the first large free).
 void roost_set_mmap_threshold(int bytes);
 
+/// Starts `path` with `argv` (NULL-terminated) and this process's environment. The child's standard
+/// input, output and error are the given descriptors (-1 for /dev/null); every other descriptor is
+/// closed in the child, and signal handling starts from the defaults. Returns 0 and sets `pid`, or
+/// returns an errno value. Written in C because Foundation's Process copies the descriptor table
+/// while other threads open and close descriptors, which crashes under load.
+int roost_spawn(const char *path, char *const argv[], int input, int output, int error, int *pid);
+
 #endif

@@ -25,6 +25,17 @@ public enum Sodium {
         return digest
     }
 
+    /// A short hex digest (BLAKE2b, 128 bits) of `bytes`, for entity tags of computed answers.
+    public static func fingerprint(_ bytes: [UInt8]) -> String {
+        ensureReady()
+        var digest = [UInt8](repeating: 0, count: 16)
+        crypto_generichash(&digest, 16, bytes, UInt64(bytes.count), nil, 0)
+        return digest.map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
     /// A random throwaway password, for the decoy hash.
     public static func randomPassword() -> String { base64URL(randomBytes(24)) }
 

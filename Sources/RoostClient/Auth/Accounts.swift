@@ -1,0 +1,104 @@
+import Foundation
+
+/// A Roost user as the SDK shows it; other profile fields come with ``RoostClient/user(_:)``.
+public struct RoostUser: RoostModel, Equatable {
+    public static let collection = "FFUser"
+
+    public var guid: String
+    public var userName: String
+    public var email: String?
+    public var firstName: String?
+    public var lastName: String?
+
+    public init(
+        guid: String, userName: String, email: String? = nil, firstName: String? = nil,
+        lastName: String? = nil
+    ) {
+        self.guid = guid
+        self.userName = userName
+        self.email = email
+        self.firstName = firstName
+        self.lastName = lastName
+    }
+}
+
+extension RoostClient {
+    private struct AuthAnswer: Decodable {
+        let user: RoostUser
+        let token: String
+    }
+
+    private struct SessionAnswer: Decodable {
+        let loggedIn: Bool
+        let user: RoostUser?
+    }
+
+    /// Creates an account and logs it in on this device. The password is sent once and never kept.
+    @discardableResult
+    public func register(
+        userName: String, password: String, email: String? = nil, profile: [String: JSON] = [:]
+    ) async throws -> RoostUser {
+        var body = profile
+        body["userName"] = .string(userName)
+        body["password"] = .string(password)
+        if let email { body["email"] = .string(email) }
+        return try await authenticate(path: "/ff/register", body: body)
+    }
+
+    /// Logs in with a user name; the token (not the password) is kept by the credential store.
+    @discardableResult
+    public func login(userName: String, password: String) async throws -> RoostUser {
+        try await authenticate(
+            path: "/ff/login", body: ["userName": .string(userName), "password": .string(password)])
+    }
+
+    /// Logs in with an email address.
+    @discardableResult
+    public func login(email: String, password: String) async throws -> RoostUser {
+        try await authenticate(
+            path: "/ff/login", body: ["email": .string(email), "password": .string(password)])
+    }
+
+    private func authenticate(path: String, body: [String: JSON]) async throws -> RoostUser {
+        var body = body
+        body["deviceId"] = .string(deviceId)
+        body["deviceType"] = .string(configuration.deviceType)
+        let response = try await perform(
+            try Self.jsonRequest("POST", path, body: body), retryingAfterLogin: false)
+        let answer = try Wire.decode(AuthAnswer.self, from: response.body)
+        try adopt(
+            Credential(token: answer.token, userGuid: answer.user.guid, userName: answer.user.userName),
+            user: answer.user)
+        return answer.user
+    }
+
+    /// Revokes this device's token on the server and forgets it and the cache here. Returns
+    /// whether the server still knew the token; offline, the token is forgotten all the same.
+    @discardableResult
+    public func logout() async throws -> Bool {
+        defer { forgetCredential() }
+        guard credential != nil else { return false }
+        do {
+            let response = try await send(TransportRequest(method: "POST", path: "/ff/logout"))
+            return (try? JSONDecoder().decode(JSON.self, from: response.body))?["loggedOut"] == .bool(true)
+        } catch let error as RoostError where !error.isFromServer {
+            return false
+        }
+    }
+
+    /// Asks the server whether the stored token is still good (seed 004's "am I logged in?").
+    /// Returns the user, or nil after forgetting a token the server no longer accepts.
+    @discardableResult
+    public func session() async throws -> RoostUser? {
+        guard credential != nil else { return nil }
+        let response = try await send(TransportRequest(method: "GET", path: "/ff/session"))
+        guard response.status == 200 else { throw RoostError.from(response) }
+        let answer = try Wire.decode(SessionAnswer.self, from: response.body)
+        guard answer.loggedIn, let user = answer.user else {
+            forgetCredential()
+            return nil
+        }
+        currentUser = user
+        return user
+    }
+}

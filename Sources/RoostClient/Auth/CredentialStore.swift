@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+
+#if canImport(Security)
+    import Security
+#endif
+
+/// What the SDK keeps to stay logged in: the token and who it belongs to, never the password.
+public struct Credential: Codable, Sendable, Equatable {
+    /// The bearer token the server issued.
+    public var token: String
+    /// The logged-in user's guid.
+    public var userGuid: String
+    /// The logged-in user's name, for showing before the first request.
+    public var userName: String
+
+    public init(token: String, userGuid: String, userName: String) {
+        self.token = token
+        self.userGuid = userGuid
+        self.userName = userName
+    }
+}
+
+/// Where the credential lives between launches.
+public protocol CredentialStore: Sendable {
+    /// The stored credential, nil when logged out.
+    func load() throws -> Credential?
+    /// Replaces the stored credential.
+    func save(_ credential: Credential) throws
+    /// Forgets the credential.
+    func clear() throws
+}
+
+/// Keeps the credential in memory only: for tests and apps that log in at every launch.
+public final class InMemoryCredentialStore: CredentialStore {
+    private let stored = Mutex<Credential?>(nil)
+
+    public init(_ credential: Credential? = nil) {
+        stored.withLock { $0 = credential }
+    }
+
+    public func load() -> Credential? { stored.withLock { $0 } }
+    public func save(_ credential: Credential) { stored.withLock { $0 = credential } }
+    public func clear() { stored.withLock { $0 = nil } }
+}
+
+/// Keeps the credential in a file readable by its owner only (mode 0600), replaced atomically:
+/// the default on Linux.
+public struct FileCredentialStore: CredentialStore {
+    /// The file's path.
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public func load() throws -> Credential? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        // A damaged file means logged out, not a crash at launch.
+        return try? JSONDecoder().decode(Credential.self, from: data)
+    }
+
+    public func save(_ credential: Credential) throws {
+        let data = try JSONEncoder().encode(credential)
+        try FileSystem.writeAtomically(data, to: path, permissions: 0o600)
+    }
+
+    public func clear() throws {
+        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+    }
+}
+
+#if canImport(Security)
+    /// Keeps the credential in the Keychain: the default on Apple platforms.
+    public struct KeychainCredentialStore: CredentialStore {
+        /// The Keychain service name; one credential per service.
+        public let service: String
+
+        public init(service: String) {
+            self.service = service
+        }
+
+        private var query: [String: Any] {
+            [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+                kSecAttrAccount as String: "roost-credential",
+            ]
+        }
+
+        public func load() throws -> Credential? {
+            var query = query
+            query[kSecReturnData as String] = true
+            query[kSecMatchLimit as String] = kSecMatchLimitOne
+            var item: CFTypeRef?
+            let status = SecItemCopyMatching(query as CFDictionary, &item)
+            guard status == errSecSuccess, let data = item as? Data else { return nil }
+            return try? JSONDecoder().decode(Credential.self, from: data)
+        }
+
+        public func save(_ credential: Credential) throws {
+            try clear()
+            var attributes = query
+            attributes[kSecValueData as String] = try JSONEncoder().encode(credential)
+            attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+            let status = SecItemAdd(attributes as CFDictionary, nil)
+            guard status == errSecSuccess else {
+                throw RoostError(
+                    status: nil, code: RoostError.Code.storageFailed,
+                    message: "The Keychain refused the credential (OSStatus \(status)).")
+            }
+        }
+
+        public func clear() throws {
+            SecItemDelete(query as CFDictionary)
+        }
+    }
+#endif

@@ -1,0 +1,214 @@
+import Foundation
+
+extension RoostClient {
+    // MARK: Reads
+
+    /// The object with this guid. `depthRef` inlines referenced objects (see ``Ref/object``).
+    public func fetch<Model: RoostModel>(
+        _ type: Model.Type, guid: String, depthRef: Int = 0, cachePolicy: CachePolicy? = nil
+    ) async throws -> Stored<Model> {
+        var path = Self.objectPath(Model.collection, guid)
+        if depthRef > 0 { path += "?depthRef=\(depthRef)" }
+        return try Wire.decode(Stored<Model>.self, from: try await get(path, cachePolicy: cachePolicy))
+    }
+
+    /// The object a reference points to.
+    public func fetch<Model: RoostModel>(_ ref: Ref<Model>, cachePolicy: CachePolicy? = nil) async throws
+        -> Stored<Model>
+    {
+        try await fetch(Model.self, guid: ref.guid, cachePolicy: cachePolicy)
+    }
+
+    /// Every object of a collection, in pages of `count` from `start`.
+    public func list<Model: RoostModel>(
+        _ type: Model.Type, start: Int = 0, count: Int = 100, cachePolicy: CachePolicy? = nil
+    ) async throws -> [Stored<Model>] {
+        try await query(type).page(start: start, count: count, cachePolicy: cachePolicy)
+    }
+
+    /// A GET through the disk cache, by the given policy.
+    func get(_ path: String, cachePolicy: CachePolicy?) async throws -> Data {
+        let request = TransportRequest(method: "GET", path: path)
+        let policy = cachePolicy ?? configuration.defaultCachePolicy
+        if case .networkOnly = policy { return try await perform(request).body }
+        let cached = cache.entry(for: path)
+        if case .cacheElseNetwork = policy, let cached { return cached.body }
+        var revalidating = request
+        if let etag = cached?.etag { revalidating.headers["If-None-Match"] = etag }
+        do {
+            let response = try await perform(revalidating)
+            if response.status == 304, let cached { return cached.body }
+            cache.store(ResponseCache.Entry(etag: response.header("ETag"), body: response.body), for: path)
+            return response.body
+        } catch let error as RoostError {
+            if error.status == 404 { cache.remove(path) }
+            guard !error.isFromServer, let cached else { throw error }
+            return cached.body
+        }
+    }
+
+    // MARK: Writes
+
+    /// Creates an object; `guid` may be chosen by the app (a random one is made otherwise).
+    public func create<Model: RoostModel>(_ value: Model, guid: String? = nil) async throws -> Stored<Model> {
+        try await create(value, guid: guid, policy: .failWhenOffline).stored!
+    }
+
+    /// Creates an object, or queues the create when the server cannot be reached. The guid is
+    /// chosen here, so ``WriteOutcome/guid`` can be referenced at once.
+    public func create<Model: RoostModel>(_ value: Model, guid: String? = nil, policy: OfflinePolicy)
+        async throws -> WriteOutcome<Model>
+    {
+        let guid = guid ?? UUID().uuidString.lowercased()
+        let operation = makeOperation(
+            .create, Model.collection, guid, expectedVersion: nil, body: try Self.body(of: value, guid: guid))
+        return try await outcome(of: operation, policy: policy)
+    }
+
+    /// Replaces the object's fields with `stored.value`, if nobody changed it since it was read
+    /// (`If-Match`); a 412 `version_mismatch` otherwise.
+    public func update<Model: RoostModel>(_ stored: Stored<Model>) async throws -> Stored<Model> {
+        try await update(stored, policy: .failWhenOffline).stored!
+    }
+
+    /// ``update(_:)``, queued when the server cannot be reached.
+    public func update<Model: RoostModel>(_ stored: Stored<Model>, policy: OfflinePolicy) async throws
+        -> WriteOutcome<Model>
+    {
+        let operation = makeOperation(
+            .replace, Model.collection, stored.guid, expectedVersion: stored.metadata.version,
+            body: try Self.body(of: stored.value, guid: nil))
+        return try await outcome(of: operation, policy: policy)
+    }
+
+    /// Changes some fields (a JSON merge patch: `null` removes a field). `expectedVersion`
+    /// makes it conditional.
+    public func patch<Model: RoostModel>(
+        _ type: Model.Type, guid: String, _ fields: [String: JSON], expectedVersion: Int? = nil
+    ) async throws -> Stored<Model> {
+        try await patch(type, guid: guid, fields, expectedVersion: expectedVersion, policy: .failWhenOffline)
+            .stored!
+    }
+
+    /// ``patch(_:guid:_:expectedVersion:)``, queued when the server cannot be reached.
+    public func patch<Model: RoostModel>(
+        _ type: Model.Type, guid: String, _ fields: [String: JSON], expectedVersion: Int? = nil,
+        policy: OfflinePolicy
+    ) async throws -> WriteOutcome<Model> {
+        let operation = makeOperation(
+            .patch, Model.collection, guid, expectedVersion: expectedVersion,
+            body: try Wire.encoder.encode(fields))
+        return try await outcome(of: operation, policy: policy)
+    }
+
+    /// Deletes the object if nobody changed it since it was read.
+    public func delete<Model: RoostModel>(_ stored: Stored<Model>, policy: OfflinePolicy = .failWhenOffline)
+        async throws -> DeleteOutcome
+    {
+        try await delete(
+            Model.self, guid: stored.guid, expectedVersion: stored.metadata.version, policy: policy)
+    }
+
+    /// Deletes the object with this guid.
+    @discardableResult
+    public func delete<Model: RoostModel>(
+        _ type: Model.Type, guid: String, expectedVersion: Int? = nil,
+        policy: OfflinePolicy = .failWhenOffline
+    ) async throws -> DeleteOutcome {
+        let operation = makeOperation(
+            .delete, Model.collection, guid, expectedVersion: expectedVersion, body: nil)
+        switch try await write(operation, policy: policy) {
+        case .delivered: return .deleted
+        case .queued(let operation): return .queued(operation)
+        }
+    }
+
+    // MARK: Plumbing
+
+    enum WriteResult {
+        case delivered(TransportResponse)
+        case queued(QueuedOperation)
+    }
+
+    private func outcome<Model: RoostModel>(of operation: QueuedOperation, policy: OfflinePolicy) async throws
+        -> WriteOutcome<Model>
+    {
+        switch try await write(operation, policy: policy) {
+        case .delivered(let response):
+            return .delivered(try Wire.decode(Stored<Model>.self, from: response.body))
+        case .queued(let operation): return .queued(operation)
+        }
+    }
+
+    /// Sends a write now, or (with ``OfflinePolicy/queueWhenOffline``) stores it in the queue
+    /// first, so a crash between sending and hearing back cannot lose or repeat it.
+    func write(_ operation: QueuedOperation, policy: OfflinePolicy) async throws -> WriteResult {
+        switch policy {
+        case .failWhenOffline:
+            let response = try await perform(operation.request)
+            remember(response, of: operation)
+            return .delivered(response)
+        case .queueWhenOffline:
+            do {
+                try log.store(operation)
+            } catch {
+                throw RoostError.storageFailed("store the write in the offline queue", error)
+            }
+            if log.operations.first?.id == operation.id {
+                delivery.awaited.insert(operation.id)
+                _ = await flush()
+                delivery.awaited.remove(operation.id)
+                switch delivery.results.removeValue(forKey: operation.id) {
+                case .delivered(let response)?: return .delivered(response)
+                case .dropped(let error)?: throw error
+                case nil: break
+                }
+            }
+            emit(.queued(operation))
+            wakeDelivery()
+            return .queued(operation)
+        }
+    }
+
+    func makeOperation(
+        _ kind: QueuedOperation.Kind, _ collection: String, _ guid: String, expectedVersion: Int?, body: Data?
+    ) -> QueuedOperation {
+        QueuedOperation(
+            id: UUID().uuidString.lowercased(), sequence: log.takeSequence(), kind: kind,
+            collection: collection,
+            guid: guid, expectedVersion: expectedVersion, body: body, owner: credential?.userGuid,
+            queuedAt: Date(), attempts: 0)
+    }
+
+    /// Keeps a write's answer as the cached copy of the object, which saves the next read.
+    func remember(_ response: TransportResponse, of operation: QueuedOperation) {
+        let path = Self.objectPath(operation.collection, operation.guid)
+        if operation.kind == .delete || response.header("ETag") == nil {
+            cache.remove(path)
+        } else {
+            cache.store(ResponseCache.Entry(etag: response.header("ETag"), body: response.body), for: path)
+        }
+    }
+
+    static func body(of value: some RoostModel, guid: String?) throws -> Data {
+        guard case .object(var fields) = try JSON(encoding: value) else {
+            throw RoostError(
+                status: nil, code: "invalid_body",
+                message:
+                    "\(type(of: value)) must encode as a JSON object (a struct or class with keyed fields).")
+        }
+        for field in ObjectMetadata.fields { fields[field] = nil }
+        if let guid { fields["guid"] = .string(guid) }
+        return try Wire.encoder.encode(JSON.object(fields))
+    }
+
+    static func objectPath(_ collection: String, _ guid: String) -> String {
+        "/ff/resources/\(collection)/\(guid.addingPercentEncoding(withAllowedCharacters: .pathSegment) ?? guid)"
+    }
+}
+
+extension CharacterSet {
+    /// Letters, digits and `-._~`: a path segment needs nothing else left unescaped.
+    static let pathSegment = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+}

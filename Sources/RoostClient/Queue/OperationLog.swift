@@ -1,0 +1,108 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The offline queue on disk: an append-only file of JSON lines, each flushed to disk before the
+/// call that wrote it returns.
+///
+/// A line either stores an operation (`{"put": …}`, a later one with the same id replaces it)
+/// or marks one done (`{"done": id}`). A crash can only cut the last line short; loading skips
+/// a line that does not parse, and rewrites the file without finished operations.
+final class OperationLog {
+    private struct Record: Codable {
+        var put: QueuedOperation?
+        var done: String?
+    }
+
+    let path: String
+    private var descriptor: Int32 = -1
+    /// Pending operations, in queue order.
+    private(set) var operations: [QueuedOperation] = []
+    private(set) var nextSequence: Int64 = 1
+
+    init(path: String) throws {
+        self.path = path
+        var pending: [String: QueuedOperation] = [:]
+        var lineCount = 0
+        if let data = FileManager.default.contents(atPath: path) {
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                lineCount += 1
+                guard let record = try? JSONDecoder().decode(Record.self, from: Data(line)) else { continue }
+                if let operation = record.put { pending[operation.id] = operation }
+                if let id = record.done { pending[id] = nil }
+            }
+        }
+        operations = pending.values.sorted { $0.sequence < $1.sequence }
+        nextSequence = (operations.last?.sequence ?? 0) + 1
+        if lineCount != operations.count || !FileManager.default.fileExists(atPath: path) {
+            try compact()
+        }
+        try openForAppending()
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Takes the next queue position.
+    func takeSequence() -> Int64 {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    /// Adds or replaces an operation; returns once it is on disk.
+    func store(_ operation: QueuedOperation) throws {
+        try append(Record(put: operation))
+        if let index = operations.firstIndex(where: { $0.id == operation.id }) {
+            operations[index] = operation
+        } else {
+            operations.append(operation)
+            operations.sort { $0.sequence < $1.sequence }
+        }
+    }
+
+    /// Marks an operation finished; the file is emptied once nothing is pending.
+    func remove(_ id: String) throws {
+        try append(Record(done: id))
+        operations.removeAll { $0.id == id }
+        if operations.isEmpty { try compact() }
+    }
+
+    /// Forgets every pending operation (logout of the owner is not a reason; an explicit purge is).
+    func removeAll() throws {
+        operations = []
+        try compact()
+    }
+
+    private func append(_ record: Record) throws {
+        var line = try JSONEncoder().encode(record)
+        line.append(UInt8(ascii: "\n"))
+        try FileSystem.writeAll(line, to: descriptor)
+        guard fsync(descriptor) == 0 else { throw FileSystem.posixError("flush the offline queue") }
+    }
+
+    /// Rewrites the file with only the pending operations.
+    private func compact() throws {
+        var data = Data()
+        for operation in operations {
+            data.append(try JSONEncoder().encode(Record(put: operation)))
+            data.append(UInt8(ascii: "\n"))
+        }
+        try FileSystem.writeAtomically(data, to: path)
+        if descriptor >= 0 {
+            close(descriptor)
+            try openForAppending()
+        }
+    }
+
+    private func openForAppending() throws {
+        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+        guard descriptor >= 0 else { throw FileSystem.posixError("open the offline queue at \(path)") }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// A connection to a Roost server: accounts, objects, queries, the offline queue and the cache.
+///
+/// ```swift
+/// let client = try RoostClient(serverURL: URL(string: "https://api.example.com")!)
+/// try await client.login(userName: "alice", password: "…")
+/// let post = try await client.create(Micropost(text: "Hello"))
+/// ```
+public actor RoostClient {
+    /// The settings this client was made with.
+    public nonisolated let configuration: RoostConfiguration
+    let transport: any Transport
+    let credentials: any CredentialStore
+    let cache: ResponseCache
+    let log: OperationLog
+    /// This installation's device id.
+    public nonisolated let deviceId: String
+
+    var credential: Credential?
+    /// The logged-in user: restored from the stored token at launch, refreshed by ``session()``.
+    public internal(set) var currentUser: RoostUser?
+    var loginHandler: (@Sendable (RoostError) async -> Bool)?
+    var delivery = DeliveryState()
+
+    /// A client with the platform's defaults for `serverURL`.
+    public init(serverURL: URL) throws {
+        try self.init(configuration: RoostConfiguration(serverURL: serverURL))
+    }
+
+    /// A client with these settings. Loads the stored token (auto-login) and the offline queue,
+    /// and starts delivering queued writes.
+    public init(configuration: RoostConfiguration) throws {
+        self.configuration = configuration
+        transport = configuration.transport
+        credentials = configuration.credentialStore
+        do {
+            try FileSystem.makeFolder(configuration.storageFolder)
+            cache = try ResponseCache(
+                folder: configuration.storageFolder + "/cache", limit: configuration.cacheLimit)
+            log = try OperationLog(path: configuration.storageFolder + "/queue.log")
+            deviceId = try configuration.deviceId ?? Self.storedDeviceId(in: configuration.storageFolder)
+            credential = try configuration.credentialStore.load()
+        } catch let error as RoostError {
+            throw error
+        } catch {
+            throw RoostError.storageFailed(
+                "open the client's storage in \(configuration.storageFolder)", error)
+        }
+        currentUser = credential.map { RoostUser(guid: $0.userGuid, userName: $0.userName) }
+        if configuration.deliversInBackground {
+            Task { await self.startDelivery() }
+        }
+    }
+
+    /// The device id kept in the storage folder, made on first use.
+    static func storedDeviceId(in folder: String) throws -> String {
+        let path = folder + "/device-id"
+        if let data = FileManager.default.contents(atPath: path),
+            let text = String(data: data, encoding: .utf8), !text.isEmpty
+        {
+            return text
+        }
+        let id = UUID().uuidString.lowercased()
+        try FileSystem.writeAtomically(Data(id.utf8), to: path)
+        return id
+    }
+
+    /// Whether a token is held (it may still turn out to be expired; ``session()`` checks).
+    public var isLoggedIn: Bool { credential != nil }
+
+    /// Called when a request is refused for want of a login (401): show the login screen, log in,
+    /// and return true to have the request sent again, once. Seed 001's "log in, then carry on".
+    public func setLoginHandler(_ handler: (@Sendable (RoostError) async -> Bool)?) {
+        loginHandler = handler
+    }
+
+    // MARK: Requests
+
+    /// Sends a request with the current token (or, for queued writes, only with the owner's).
+    func send(_ request: TransportRequest, owner: String?? = .none) async throws -> TransportResponse {
+        var request = request
+        let sentCredential: Credential?
+        switch owner {
+        case .none: sentCredential = credential
+        case .some(let guid): sentCredential = guid == nil ? nil : credential
+        }
+        if let sentCredential { request.headers["Authorization"] = "Bearer \(sentCredential.token)" }
+        let response = try await transport.send(request)
+        if response.status == 401, let sentCredential, sentCredential == credential,
+            RoostError.from(response).code == "invalid_token"
+        {
+            // Expired or revoked: keeping it would fail every request the same way.
+            forgetCredential()
+        }
+        return response
+    }
+
+    /// Sends a request and turns an error status into a thrown ``RoostError``; a 401 goes through
+    /// the login handler and is retried once if the handler logged someone in.
+    func perform(_ request: TransportRequest, retryingAfterLogin: Bool = true) async throws
+        -> TransportResponse
+    {
+        let response = try await send(request)
+        if response.status < 400 { return response }
+        let error = RoostError.from(response)
+        if response.status == 401, retryingAfterLogin, let loginHandler, await loginHandler(error) {
+            return try await perform(request, retryingAfterLogin: false)
+        }
+        throw error
+    }
+
+    /// A JSON request's parts.
+    static func jsonRequest(_ method: String, _ path: String, body: some Encodable) throws -> TransportRequest
+    {
+        TransportRequest(
+            method: method, path: path, headers: ["Content-Type": "application/json"],
+            body: try Wire.encoder.encode(body))
+    }
+
+    func forgetCredential() {
+        credential = nil
+        currentUser = nil
+        try? credentials.clear()
+        cache.removeAll()
+    }
+
+    func adopt(_ credential: Credential, user: RoostUser) throws {
+        if self.credential?.userGuid != credential.userGuid { cache.removeAll() }
+        do {
+            try credentials.save(credential)
+        } catch {
+            throw RoostError.storageFailed("store the token", error)
+        }
+        self.credential = credential
+        currentUser = user
+        wakeDelivery()
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// How a ``RoostClient`` reaches its server and where it keeps its state.
+public struct RoostConfiguration: Sendable {
+    /// The server's root URL, e.g. `https://api.example.com`.
+    public var serverURL: URL
+    /// The folder for the offline queue, the cache and the device id (created with mode 0700).
+    public var storageFolder: String
+    /// Where the token is kept between launches.
+    public var credentialStore: any CredentialStore
+    /// What carries requests.
+    public var transport: any Transport
+    /// This installation's id; tokens are per device. Generated once and kept in the storage
+    /// folder unless set.
+    public var deviceId: String?
+    /// A label for the device kind, sent at login.
+    public var deviceType: String
+    /// How long the queue waits between attempts while the server answers (with 5xx, say).
+    public var retryInterval: Duration = .seconds(1)
+    /// How long the queue waits between attempts while the server cannot be reached.
+    public var offlineRetryInterval: Duration = .seconds(10)
+    /// The most bytes the disk cache holds before evicting the least recently used answers.
+    public var cacheLimit = 20 * 1024 * 1024
+    /// The cache policy of reads that do not name one.
+    public var defaultCachePolicy = CachePolicy.networkElseCache
+    /// Whether queued writes are sent in the background as soon as the client exists; tests and
+    /// command-line tools may prefer to call ``RoostClient/flush()`` themselves.
+    public var deliversInBackground = true
+
+    /// A configuration with the platform's defaults: state under Application Support (on Linux
+    /// `~/.local/share`), the token in the Keychain (on Linux a 0600 file), URLSession.
+    public init(
+        serverURL: URL, storageFolder: String? = nil, credentialStore: (any CredentialStore)? = nil,
+        transport: (any Transport)? = nil, requestTimeout: TimeInterval = 30
+    ) {
+        self.serverURL = serverURL
+        let folder = storageFolder ?? Self.defaultStorageFolder(for: serverURL)
+        self.storageFolder = folder
+        #if canImport(Security)
+            self.credentialStore =
+                credentialStore ?? KeychainCredentialStore(service: "roost:" + serverURL.absoluteString)
+            deviceType = "apple"
+        #else
+            self.credentialStore = credentialStore ?? FileCredentialStore(path: folder + "/credential.json")
+            deviceType = "linux"
+        #endif
+        self.transport = transport ?? URLSessionTransport(serverURL: serverURL, timeout: requestTimeout)
+    }
+
+    static func defaultStorageFolder(for serverURL: URL) -> String {
+        let base =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path
+            ?? NSTemporaryDirectory()
+        let server = "\(serverURL.host ?? "server")-\(serverURL.port ?? 0)"
+        return base + "/Roost/" + server
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One HTTP request as the SDK builds it; `path` is already percent-encoded and holds the query.
+public struct TransportRequest: Sendable, Equatable {
+    public var method: String
+    public var path: String
+    public var headers: [String: String]
+    public var body: Data?
+
+    public init(method: String, path: String, headers: [String: String] = [:], body: Data? = nil) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// One HTTP response; header names are lowercased.
+public struct TransportResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+        self.body = body
+    }
+
+    /// A header's value, by case-insensitive name.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What carries requests to the server: URLSession in apps, something in memory in unit tests.
+public protocol Transport: Sendable {
+    /// Sends a request and returns the server's answer, whatever its status; throws a
+    /// ``RoostError`` with no status when no answer came.
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+/// ``Transport`` over URLSession, without URLSession's own cache (the SDK keeps its own).
+public struct URLSessionTransport: Transport {
+    public let serverURL: URL
+    private let session: URLSession
+
+    /// A transport to `serverURL` whose requests give up after `timeout` seconds.
+    public init(serverURL: URL, timeout: TimeInterval = 30) {
+        self.serverURL = serverURL
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.httpCookieStorage = nil
+        session = URLSession(configuration: configuration)
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard let url = URL(string: serverURL.absoluteString.trimmingSuffix("/") + request.path) else {
+            throw RoostError(
+                status: nil, code: RoostError.Code.invalidQuery,
+                message: "'\(request.path)' does not make a valid URL with \(serverURL).")
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.httpBody = request.body
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: urlRequest)
+        } catch let error as URLError {
+            throw Self.roostError(error)
+        } catch {
+            throw RoostError(
+                status: nil, code: RoostError.Code.networkUnreachable,
+                message: "The request failed before an answer came: \(error.localizedDescription).")
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw RoostError(
+                status: nil, code: RoostError.Code.invalidResponse, message: "The answer is not HTTP.")
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        return TransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+
+    static func roostError(_ error: URLError) -> RoostError {
+        if error.code == .timedOut {
+            return RoostError(
+                status: nil, code: RoostError.Code.timeout,
+                message: "The server did not answer in time; the request will be retried if it was queued.")
+        }
+        return RoostError(
+            status: nil, code: RoostError.Code.networkUnreachable,
+            message:
+                "The server cannot be reached (\(error.code.rawValue)); check the network or the server URL.")
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

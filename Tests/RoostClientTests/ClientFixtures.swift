@@ -1,0 +1,125 @@
+import Foundation
+import RoostClient
+import RoostTestSupport
+import Synchronization
+
+struct Note: RoostModel, Equatable {
+    var text: String
+    var count: Int?
+}
+
+struct Celebrity: RoostModel, Equatable {
+    var name: String
+    var gender: String
+}
+
+struct Micropost: RoostModel {
+    var text: String
+    var user: Ref<RoostUser>
+}
+
+/// A client of `port` with its own storage folder, short retry intervals and, unless asked,
+/// no background delivery (tests call `flush()`).
+func makeClient(
+    port: Int, storage: String = TestServer.makeTemporaryDirectory(), transport: (any Transport)? = nil,
+    credentials: (any CredentialStore)? = nil, background: Bool = false, cacheLimit: Int = 1 << 20
+) throws -> RoostClient {
+    let url = URL(string: "http://127.0.0.1:\(port)")!
+    var configuration = RoostConfiguration(
+        serverURL: url, storageFolder: storage,
+        credentialStore: credentials ?? FileCredentialStore(path: storage + "/credential.json"),
+        transport: transport ?? URLSessionTransport(serverURL: url, timeout: 5))
+    configuration.retryInterval = .milliseconds(50)
+    configuration.offlineRetryInterval = .milliseconds(100)
+    configuration.deliversInBackground = background
+    configuration.cacheLimit = cacheLimit
+    return try RoostClient(configuration: configuration)
+}
+
+/// Answers from a script, recording what was asked: for unit tests without a server.
+final class ScriptedTransport: Transport {
+    private let script: Mutex<[Result<TransportResponse, RoostError>]>
+    private let sent = Mutex<[TransportRequest]>([])
+
+    init(_ script: [Result<TransportResponse, RoostError>]) {
+        self.script = Mutex(script)
+    }
+
+    var requests: [TransportRequest] { sent.withLock { $0 } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        sent.withLock { $0.append(request) }
+        let next = script.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        guard let next else {
+            throw RoostError(status: nil, code: "network_unreachable", message: "script ended")
+        }
+        return try next.get()
+    }
+
+    static func json(_ status: Int, _ body: String, headers: [String: String] = [:]) -> Result<
+        TransportResponse, RoostError
+    > {
+        .success(TransportResponse(status: status, headers: headers, body: Data(body.utf8)))
+    }
+
+    static let unreachable = Result<TransportResponse, RoostError>.failure(
+        RoostError(status: nil, code: "network_unreachable", message: "down"))
+}
+
+/// Forwards to the real server, but loses the answers of the requests `losing` says, after the
+/// server has handled them: a reply lost on the way back.
+final class LossyTransport: Transport {
+    let inner: URLSessionTransport
+    private let losing: @Sendable (TransportRequest) -> Bool
+    private let lost = Atomic<Int>(0)
+
+    init(port: Int, losing: @escaping @Sendable (TransportRequest) -> Bool) {
+        inner = URLSessionTransport(serverURL: URL(string: "http://127.0.0.1:\(port)")!, timeout: 5)
+        self.losing = losing
+    }
+
+    var lostCount: Int { lost.load(ordering: .relaxed) }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await inner.send(request)
+        if losing(request) {
+            lost.add(1, ordering: .relaxed)
+            throw RoostError(status: nil, code: "network_unreachable", message: "reply lost")
+        }
+        return response
+    }
+}
+
+extension TestServer {
+    /// How many objects a collection holds, read with plain HTTP.
+    func count(_ collection: String) async throws -> Int {
+        let response = try await client.send("GET", "/ff/resources/\(collection)?count=1000")
+        return (response.json["items"] as? [Any])?.count ?? -1
+    }
+
+    /// The items of a collection, read with plain HTTP.
+    func items(_ collection: String) async throws -> [[String: Any]] {
+        let response = try await client.send("GET", "/ff/resources/\(collection)?count=1000")
+        return response.json["items"] as? [[String: Any]] ?? []
+    }
+
+    /// How many requests the server answered on `route` with `status`, from /metrics.
+    func answered(route: String, status: Int) async throws -> Int {
+        let metrics = try await client.send("GET", "/metrics").text
+        let prefix = "roost_http_requests_total{route=\"\(route)\",status=\"\(status)\"} "
+        guard let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else {
+            return 0
+        }
+        return Int(line.dropFirst(prefix.count)) ?? -1
+    }
+}
+
+/// Waits (politely) until `condition` holds or `seconds` pass; returns whether it held.
+func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}

@@ -1,0 +1,23 @@
+import Foundation
+import RoostCore
+import RoostServer
+import RoostTestSupport
+
+// Kept apart from the client fixtures: RoostCore and RoostClient both name a type RoostError.
+
+/// Anyone may write anything; users exist for the tests about accounts.
+let openDefinition =
+    #"{"collections":{"*":{"rules":{"create":"public","update":"public","delete":"public"}}}}"#
+
+/// A server for SDK tests: open rules, cheap password hashing, an optional fixed port (to restart
+/// on the same address) and data folder.
+func makeServer(port: Int = 0, dataDirectory: String? = nil, definition: String = openDefinition) async throws
+    -> TestServer
+{
+    let parsed = try AppDefinition.parse(Array(definition.utf8))
+    return try await TestServer(dataDirectory: dataDirectory) { configuration in
+        configuration.port = port
+        configuration.appDefinition = parsed
+        configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import RoostCore
+import RoostServer
+import RoostStore
+import RoostTestSupport
+import Testing
+
+/// `Idempotency-Key` on writes: one run per key and caller, the first answer replayed.
+@Suite struct IdempotencyTests {
+    private func server(clock: ManualClock = ManualClock()) async throws -> TestServer {
+        try await TestServer { configuration in
+            configuration.appDefinition = openRules
+            configuration.clock = clock
+            configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+        }
+    }
+
+    private func count(_ server: TestServer, _ collection: String) async throws -> Int {
+        let response = try await server.client.send("GET", "/ff/resources/\(collection)")
+        return (response.json["items"] as? [Any])?.count ?? -1
+    }
+
+    @Test func aRepeatedCreateIsAnsweredFromTheFirstRun() async throws {
+        let server = try await server()
+        let key = [("Idempotency-Key", "k-1")]
+        let first = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        let second = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        #expect(first.status == 201)
+        #expect(second.status == 201)
+        #expect(second.text == first.text)
+        #expect(second.header("Location") == first.header("Location"))
+        #expect(second.header("ETag") == "\"1\"")
+        #expect(second.header("Idempotent-Replayed") == "true")
+        #expect(first.header("Idempotent-Replayed") == nil)
+        #expect(try await count(server, "Note") == 1)
+        // Without a key, the same body is a second object.
+        _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#)
+        #expect(try await count(server, "Note") == 2)
+    }
+
+    @Test func aKeyReusedForAnotherRequestIsRefused() async throws {
+        let server = try await server()
+        let key = [("Idempotency-Key", "k-2")]
+        _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        for (method, path, body) in [
+            ("POST", "/ff/resources/Note", #"{"text":"b"}"#),
+            ("POST", "/ff/resources/Other", #"{"text":"a"}"#),
+        ] {
+            let response = try await server.client.send(method, path, json: body, headers: key)
+            #expect(response.status == 422)
+            #expect(response.json["code"] as? String == "idempotency_key_reused")
+        }
+        #expect(try await count(server, "Note") == 1)
+        #expect(try await count(server, "Other") == 0)
+    }
+
+    @Test func keysBelongToTheirCaller() async throws {
+        let server = try await server()
+        let token = try #require(try await server.client.register("alice").json["token"] as? String)
+        let key = ("Idempotency-Key", "shared-key")
+        let anonymous = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: [key])
+        let alice = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: [key, ("X-Token", token)])
+        #expect(anonymous.status == 201)
+        #expect(alice.status == 201)
+        #expect(alice.header("Idempotent-Replayed") == nil)
+        #expect(alice.json["guid"] as? String != anonymous.json["guid"] as? String)
+        #expect(try await count(server, "Note") == 2)
+    }
+
+    @Test(arguments: ["", String(repeating: "k", count: 256), "has space", "caf\u{e9}"])
+    func badKeysAreRefusedBeforeAnythingRuns(key: String) async throws {
+        let server = try await server()
+        let response = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: [("Idempotency-Key", key)])
+        #expect(response.status == 400)
+        #expect(response.json["code"] as? String == "invalid_idempotency_key")
+        #expect(try await count(server, "Note") == 0)
+    }
+
+    @Test func clientErrorsAndDeletesReplayToo() async throws {
+        let server = try await server()
+        let created = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#)
+        let path = "/ff/resources/Note/\(created.json["guid"] as! String)"
+        let stale = [("Idempotency-Key", "patch-1"), ("If-Match", "\"7\"")]
+        let refused = try await server.client.send("PATCH", path, json: #"{"text":"b"}"#, headers: stale)
+        let again = try await server.client.send("PATCH", path, json: #"{"text":"b"}"#, headers: stale)
+        #expect(refused.status == 412)
+        #expect(again.status == 412)
+        #expect(again.text == refused.text)
+        #expect(again.header("Idempotent-Replayed") == "true")
+
+        let patchKey = [("Idempotency-Key", "patch-2")]
+        _ = try await server.client.send("PATCH", path, json: #"{"n":1}"#, headers: patchKey)
+        let replayedPatch = try await server.client.send("PATCH", path, json: #"{"n":1}"#, headers: patchKey)
+        #expect(
+            replayedPatch.json["version"] as? Int == 2, "a replayed patch does not bump the version again")
+        #expect(try await server.client.send("GET", path).json["version"] as? Int == 2)
+
+        let deleteKey = [("Idempotency-Key", "delete-1")]
+        let deleted = try await server.client.send("DELETE", path, headers: deleteKey)
+        let deletedAgain = try await server.client.send("DELETE", path, headers: deleteKey)
+        #expect(deleted.status == 204)
+        #expect(deletedAgain.status == 204)
+        #expect(try await server.client.send("DELETE", path).status == 404)
+    }
+
+    @Test func keysExpireAfterADay() async throws {
+        let clock = ManualClock()
+        let server = try await server(clock: clock)
+        let key = [("Idempotency-Key", "daily")]
+        _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        clock.advance(seconds: 24 * 60 * 60 - 1)
+        _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        #expect(try await count(server, "Note") == 1)
+        clock.advance(seconds: 2)
+        let late = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        #expect(late.header("Idempotent-Replayed") == nil)
+        #expect(try await count(server, "Note") == 2)
+    }
+
+    /// A run that died with its process (reserved, never finished) blocks its key for two
+    /// minutes, then the key runs again.
+    @Test func anAbandonedRunIsRetriedAfterTwoMinutes() async throws {
+        let clock = ManualClock()
+        let server = try await server(clock: clock)
+        let store = SQLiteIdempotencyStore(
+            database: try SQLiteDatabase(
+                path: server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations))
+        let body = Array(#"{"text":"a"}"#.utf8)
+        let fingerprint = IdempotencyService.fingerprint(
+            method: "POST", target: "/ff/resources/Note", body: body)
+        let now = clock.nowMilliseconds()
+        #expect(
+            try await store.reserve(
+                scope: "", key: "crashed", fingerprint: fingerprint, now: now, expiredBefore: 0,
+                abandonedBefore: 0) == .reserved)
+        let key = [("Idempotency-Key", "crashed")]
+        let blocked = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        #expect(blocked.status == 409)
+        #expect(blocked.json["code"] as? String == "idempotency_key_in_use")
+        clock.advance(seconds: 121)
+        let retried = try await server.client.send(
+            "POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
+        #expect(retried.status == 201)
+        #expect(try await count(server, "Note") == 1)
+    }
+
+    @Test func concurrentRepeatsRunOnce() async throws {
+        let server = try await server()
+        let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    let response = try await server.client.send(
+                        "POST", "/ff/resources/Note", json: #"{"text":"same"}"#,
+                        headers: [("Idempotency-Key", "race")])
+                    return (response.status, response.json["code"] as? String ?? "")
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == (201, "") || $0 == (409, "idempotency_key_in_use") })
+        #expect(statuses.contains { $0.0 == 201 })
+        #expect(try await count(server, "Note") == 1)
+    }
+
+    @Test func computedAnswersRevalidateWithTheirETag() async throws {
+        let server = try await server()
+        _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#)
+        let page = try await server.client.send("GET", "/ff/resources/Note")
+        let tag = try #require(page.header("ETag"))
+        #expect(tag.hasPrefix("W/\""))
+        let unchanged = try await server.client.send(
+            "GET", "/ff/resources/Note", headers: [("If-None-Match", tag)])
+        #expect(unchanged.status == 304)
+        #expect(unchanged.body.isEmpty)
+        #expect(unchanged.header("ETag") == tag)
+        _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"b"}"#)
+        let changed = try await server.client.send(
+            "GET", "/ff/resources/Note", headers: [("If-None-Match", tag)])
+        #expect(changed.status == 200)
+        #expect(changed.header("ETag") != tag)
+        let query = try await server.client.send("GET", "/ff/resources/Note/(text%20eq%20'a')")
+        let queryTag = try #require(query.header("ETag"))
+        #expect(
+            try await server.client.send(
+                "GET", "/ff/resources/Note/(text%20eq%20'a')", headers: [("If-None-Match", queryTag)]
+            ).status == 304)
+    }
+}
