@@ -1,6 +1,7 @@
 import Foundation
 import RoostCore
 import RoostServer
+import RoostStore
 import RoostTestSupport
 
 // Kept apart from the client fixtures: RoostCore and RoostClient both name a type RoostError.
@@ -20,4 +21,10 @@ func makeServer(port: Int = 0, dataDirectory: String? = nil, definition: String 
         configuration.appDefinition = parsed
         configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
     }
+}
+
+/// Empties the server's idempotency records, as if they had expired.
+func forgetIdempotencyKeys(of server: TestServer) async throws {
+    let database = try SQLiteDatabase(path: server.dataDirectory + "/roost.sqlite", migrations: [])
+    _ = try await database.write { try $0.run("DELETE FROM idempotency_keys") }
 }

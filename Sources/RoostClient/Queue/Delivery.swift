@@ -36,6 +36,12 @@ public struct FlushResult: Sendable, Equatable {
     public var delivered = 0
     public var failed = 0
     public var state = State.idle
+
+    public init(delivered: Int = 0, failed: Int = 0, state: State = .idle) {
+        self.delivered = delivered
+        self.failed = failed
+        self.state = state
+    }
 }
 
 extension RoostClient {
@@ -65,11 +71,15 @@ extension RoostClient {
     /// what happened. Safe to call while the background delivery runs: passes never overlap.
     @discardableResult
     public func flush() async -> FlushResult {
-        while let running = delivery.pass { _ = await running.value }
+        while let running = delivery.pass {
+            _ = await running.value
+            // Whoever wakes first clears a finished pass; awaiting it again would never yield.
+            if delivery.pass == running { delivery.pass = nil }
+        }
         let pass = Task { await self.deliverPending() }
         delivery.pass = pass
         let result = await pass.value
-        delivery.pass = nil
+        if delivery.pass == pass { delivery.pass = nil }
         return result
     }
 
