@@ -44,6 +44,19 @@ let package = Package(
             dependencies: ["RoostServer", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem"]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient"),
+        // Examples/: the seeds' apps on the SDK, each also run by the end-to-end tests.
+        .target(name: "ExampleSupport", dependencies: ["RoostClient"], path: "Examples/ExampleSupport"),
+        .executableTarget(
+            name: "Chirp", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/Chirp"),
+        .executableTarget(
+            name: "WouldYa", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/WouldYa"),
+        .executableTarget(
+            name: "Acronyms", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/Acronyms"),
+        .executableTarget(
+            name: "Tokens", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/Tokens"),
+        .executableTarget(
+            name: "SessionCheck", dependencies: ["RoostClient", "ExampleSupport"],
+            path: "Examples/SessionCheck"),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP", "CRoostSystem"]),
 

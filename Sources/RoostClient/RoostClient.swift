@@ -85,7 +85,12 @@ public actor RoostClient {
         case .none: sentCredential = credential
         case .some(let guid): sentCredential = guid == nil ? nil : credential
         }
-        if let sentCredential { request.headers["Authorization"] = "Bearer \(sentCredential.token)" }
+        if let sentCredential {
+            switch configuration.tokenHeader {
+            case .authorizationBearer: request.headers["Authorization"] = "Bearer \(sentCredential.token)"
+            case .xToken: request.headers["X-Token"] = sentCredential.token
+            }
+        }
         let response = try await transport.send(request)
         if response.status == 401, let sentCredential, sentCredential == credential,
             RoostError.from(response).code == "invalid_token"

@@ -13,6 +13,8 @@ public struct RoostConfiguration: Sendable {
     /// This installation's id; tokens are per device. Generated once and kept in the storage
     /// folder unless set.
     public var deviceId: String?
+    /// How the token travels: `Authorization: Bearer` (the default) or `X-Token` (seed 003).
+    public var tokenHeader = TokenHeader.authorizationBearer
     /// A label for the device kind, sent at login.
     public var deviceType: String
     /// How long the queue waits between attempts while the server answers (with 5xx, say).
@@ -54,4 +56,12 @@ public struct RoostConfiguration: Sendable {
         let server = "\(serverURL.host ?? "server")-\(serverURL.port ?? 0)"
         return base + "/Roost/" + server
     }
+}
+
+/// The header that carries the token.
+public enum TokenHeader: Sendable {
+    /// `Authorization: Bearer <token>`.
+    case authorizationBearer
+    /// `X-Token: <token>`.
+    case xToken
 }

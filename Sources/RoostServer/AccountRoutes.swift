@@ -40,7 +40,11 @@ struct AccountRoutes: Sendable {
 
     /// JSON `{userName|email, password}`, FatFractal's `{"credential": {...}}`, or HTTP Basic.
     private func login(_ request: Request) async throws -> Response {
-        let usesBasic = request.headers["Authorization"]?.lowercased().hasPrefix("basic ") == true
+        // Programs that handle the 401 themselves say so with X-Requested-With (as browsers' XHR
+        // does): a challenge would make their HTTP stack ask for credentials instead.
+        let usesBasic =
+            request.headers["Authorization"]?.lowercased().hasPrefix("basic ") == true
+            && request.headers["X-Requested-With"] == nil
         do {
             let (identifier, password, device) = try Self.credentials(in: request)
             let (user, token) = try await accounts.login(

@@ -51,17 +51,20 @@ public final class RoostProcess: Sendable {
     /// The `roost` binary built beside the test bundle, or `ROOST_BINARY`.
     public static func binaryPath() throws -> String {
         if let path = ProcessInfo.processInfo.environment["ROOST_BINARY"] { return path }
+        return try productPath("roost")
+    }
+
+    /// An executable of this package built beside the test bundle.
+    public static func productPath(_ name: String) throws -> String {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = testBinary.deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = folder.appendingPathComponent("roost").path
+            let candidate = folder.appendingPathComponent(name).path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
         throw TestClientError(
-            description:
-                "cannot find the roost binary near \(testBinary.path); run 'swift build' first or set ROOST_BINARY"
-        )
+            description: "cannot find the \(name) binary near \(testBinary.path); run 'swift build' first")
     }
 }
 

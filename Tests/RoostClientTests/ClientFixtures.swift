@@ -28,7 +28,7 @@ func makeClient(
     var configuration = RoostConfiguration(
         serverURL: url, storageFolder: storage,
         credentialStore: credentials ?? FileCredentialStore(path: storage + "/credential.json"),
-        transport: transport ?? URLSessionTransport(serverURL: url, timeout: 5))
+        transport: transport ?? URLSessionTransport(serverURL: url, timeout: 30))
     configuration.retryInterval = .milliseconds(50)
     configuration.offlineRetryInterval = .milliseconds(100)
     configuration.deliversInBackground = background
@@ -74,7 +74,7 @@ final class LossyTransport: Transport {
     private let lost = Atomic<Int>(0)
 
     init(port: Int, losing: @escaping @Sendable (TransportRequest) -> Bool) {
-        inner = URLSessionTransport(serverURL: URL(string: "http://127.0.0.1:\(port)")!, timeout: 5)
+        inner = URLSessionTransport(serverURL: URL(string: "http://127.0.0.1:\(port)")!, timeout: 30)
         self.losing = losing
     }
 

@@ -19,7 +19,7 @@ func makeServer(port: Int = 0, dataDirectory: String? = nil, definition: String 
     return try await TestServer(dataDirectory: dataDirectory) { configuration in
         configuration.port = port
         configuration.appDefinition = parsed
-        configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+        configuration.passwordHasher = PasswordHasher.cheapForTests()
     }
 }
 

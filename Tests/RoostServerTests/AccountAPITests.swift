@@ -151,6 +151,12 @@ struct AccountAPITests {
         #expect(viaBasic.status == 401)
         #expect(viaBasic.header("WWW-Authenticate") == #"Basic realm="roost", charset="UTF-8""#)
         #expect(viaBasic.text == wrongPassword.text)
+        // A program that handles the 401 itself opts out of the challenge.
+        let fromProgram = try await server.client.send(
+            "POST", "/ff/login", headers: [("Authorization", basic), ("X-Requested-With", "RoostClient")])
+        #expect(fromProgram.status == 401)
+        #expect(fromProgram.header("WWW-Authenticate") == nil)
+        #expect(fromProgram.text == wrongPassword.text)
         await server.stop()
     }
 

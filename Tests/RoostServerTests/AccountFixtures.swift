@@ -26,7 +26,7 @@ func makeAccountServer(
     try await TestServer { configuration in
         configuration.clock = clock
         configuration.sessionPolicy = policy
-        configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+        configuration.passwordHasher = PasswordHasher.cheapForTests()
         configuration.loginLimits = limits
         if let log {
             configuration.accessLog = true

@@ -11,7 +11,7 @@ import Testing
         try await TestServer { configuration in
             configuration.appDefinition = openRules
             configuration.clock = clock
-            configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
         }
     }
 

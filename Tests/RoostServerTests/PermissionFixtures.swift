@@ -50,7 +50,7 @@ struct PermissionWorld: Sendable {
         try Data(definition.utf8).write(to: URL(fileURLWithPath: definitionPath))
         let server = try await TestServer(dataDirectory: directory) { configuration in
             configuration.appDefinitionPath = definitionPath
-            configuration.passwordHasher = PasswordHasher(operations: 1, memory: 64 * 1024)
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
         }
         var tokens: [Role: String] = [:]
         var guids: [Role: String] = [:]

@@ -1,6 +1,15 @@
 import Foundation
 
-/// A Roost user as the SDK shows it; other profile fields come with ``RoostClient/user(_:)``.
+/// How a login sends the password.
+public enum LoginMethod: Sendable {
+    /// `{"userName": …, "password": …}` in the body.
+    case json
+    /// `Authorization: Basic …`, as seed 002's Vapor app does.
+    case basic
+}
+
+/// A Roost user as the SDK shows it. Apps with more profile fields read `FFUser` objects with
+/// their own model.
 public struct RoostUser: RoostModel, Equatable {
     public static let collection = "FFUser"
 
@@ -46,10 +55,19 @@ extension RoostClient {
     }
 
     /// Logs in with a user name; the token (not the password) is kept by the credential store.
+    /// `method` picks how the password travels: in a JSON body, or as HTTP Basic (seed 002).
     @discardableResult
-    public func login(userName: String, password: String) async throws -> RoostUser {
-        try await authenticate(
-            path: "/ff/login", body: ["userName": .string(userName), "password": .string(password)])
+    public func login(userName: String, password: String, method: LoginMethod = .json) async throws
+        -> RoostUser
+    {
+        switch method {
+        case .json:
+            return try await authenticate(
+                path: "/ff/login", body: ["userName": .string(userName), "password": .string(password)])
+        case .basic:
+            let basic = Data("\(userName):\(password)".utf8).base64EncodedString()
+            return try await authenticate(path: "/ff/login", body: [:], authorization: "Basic \(basic)")
+        }
     }
 
     /// Logs in with an email address.
@@ -59,12 +77,21 @@ extension RoostClient {
             path: "/ff/login", body: ["email": .string(email), "password": .string(password)])
     }
 
-    private func authenticate(path: String, body: [String: JSON]) async throws -> RoostUser {
+    private func authenticate(path: String, body: [String: JSON], authorization: String? = nil) async throws
+        -> RoostUser
+    {
         var body = body
         body["deviceId"] = .string(deviceId)
         body["deviceType"] = .string(configuration.deviceType)
-        let response = try await perform(
-            try Self.jsonRequest("POST", path, body: body), retryingAfterLogin: false)
+        var request = try Self.jsonRequest("POST", path, body: body)
+        if let authorization {
+            request.headers["Authorization"] = authorization
+            // No `WWW-Authenticate` challenge on a failure: URLSession would wait for credentials.
+            request.headers["X-Requested-With"] = "RoostClient"
+        }
+        // Sent as is: a login never carries the old token.
+        let response = try await transport.send(request)
+        guard response.status < 300 else { throw RoostError.from(response) }
         let answer = try Wire.decode(AuthAnswer.self, from: response.body)
         try adopt(
             Credential(token: answer.token, userGuid: answer.user.guid, userName: answer.user.userName),

@@ -154,15 +154,14 @@ extension RoostClient {
             } catch {
                 throw RoostError.storageFailed("store the write in the offline queue", error)
             }
-            if log.operations.first?.id == operation.id {
-                delivery.awaited.insert(operation.id)
-                _ = await flush()
-                delivery.awaited.remove(operation.id)
-                switch delivery.results.removeValue(forKey: operation.id) {
-                case .delivered(let response)?: return .delivered(response)
-                case .dropped(let error)?: throw error
-                case nil: break
-                }
+            // Earlier writes go first; if they all get through, this one goes out now too.
+            delivery.awaited.insert(operation.id)
+            _ = await flush()
+            delivery.awaited.remove(operation.id)
+            switch delivery.results.removeValue(forKey: operation.id) {
+            case .delivered(let response)?: return .delivered(response)
+            case .dropped(let error)?: throw error
+            case nil: break
             }
             emit(.queued(operation))
             wakeDelivery()
@@ -203,7 +202,7 @@ extension RoostClient {
     }
 
     static func objectPath(_ collection: String, _ guid: String) -> String {
-        "/ff/resources/\(collection)/\(guid.addingPercentEncoding(withAllowedCharacters: .pathSegment) ?? guid)"
+        "/ff/resources/\(collection)/\(pathSegment(guid))"
     }
 }
 

@@ -55,6 +55,7 @@ public struct URLSessionTransport: Transport {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpCookieStorage = nil
+        configuration.urlCredentialStorage = nil
         session = URLSession(configuration: configuration)
     }
 

@@ -62,14 +62,30 @@ public struct PasswordHasher: Sendable {
     /// The production setting: Argon2id, t=2, m=19 MiB.
     public static let standard = PasswordHasher(operations: 2, memory: 19 * 1024 * 1024)
 
+    /// Whether hashing runs on the calling thread instead of the low-priority workers.
+    public let runsInline: Bool
+
     public init(operations: UInt64, memory: Int) {
         self.operations = operations
         self.memory = memory
+        runsInline = false
+    }
+
+    /// A hasher too cheap to be worth a thread hop: for tests, whose machines are often so busy
+    /// that the nice-19 workers would wait seconds for the CPU.
+    public static func cheapForTests() -> PasswordHasher {
+        PasswordHasher(operations: 1, memory: 64 * 1024, runsInline: true)
+    }
+
+    private init(operations: UInt64, memory: Int, runsInline: Bool) {
+        self.operations = operations
+        self.memory = memory
+        self.runsInline = runsInline
     }
 
     /// The hash of `password` in libsodium's self-describing string format.
     public func hash(_ password: String) async -> String {
-        await Self.offload { [self] in hashBlocking(password) }
+        await offload { [self] in hashBlocking(password) }
     }
 
     /// The hash, computed on the calling thread: only for start-up, never in a handler.
@@ -84,7 +100,7 @@ public struct PasswordHasher: Sendable {
 
     /// Whether `password` matches `hash`, in constant time for equal-length inputs.
     public func verify(_ password: String, against hash: String) async -> Bool {
-        await Self.offload {
+        await offload {
             Sodium.ensureReady()
             let bytes = Array(password.utf8CString.dropLast())
             return crypto_pwhash_str_verify(hash, bytes, UInt64(bytes.count)) == 0
@@ -97,7 +113,7 @@ public struct PasswordHasher: Sendable {
         return crypto_pwhash_str_needs_rehash(hash, operations, memory) != 0
     }
 
-    private static func offload<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await BackgroundWorkers.shared.run(work)
+    private func offload<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        runsInline ? work() : await BackgroundWorkers.shared.run(work)
     }
 }

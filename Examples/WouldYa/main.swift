@@ -1,0 +1,78 @@
+// WouldYa: seed 001's "would you rather" game on Roost. Two celebrities of one gender picked at
+// random (never the same twice), and a choice recorded after logging in ("log in, then carry on").
+import ExampleSupport
+import Foundation
+import RoostClient
+
+struct Celebrity: RoostModel {
+    var name: String
+    var gender: String
+}
+
+struct Choice: RoostModel {
+    var winner: Ref<Celebrity>
+    var loser: Ref<Celebrity>
+}
+
+let usage = """
+    usage: WouldYa [--server URL] [--state DIR] COMMAND
+
+    commands:
+      seed                          store the celebrities (once; running it again adds none)
+      pair GENDER                   two different celebrities of GENDER, picked at random
+      choose WINNER LOSER --user N  record a choice by guid; logs in as N first if needed
+                                    (password on standard input)
+      register NAME                 create an account (password on standard input)
+    """
+
+let celebrities = [
+    ("Ada Lovelace", "female"), ("Grace Hopper", "female"), ("Hedy Lamarr", "female"),
+    ("Alan Turing", "male"), ("Charles Babbage", "male"), ("Linus Pauling", "male"),
+]
+
+let command = ExampleCommand.parse(program: "wouldya", usage: usage)
+await runExample(usage: usage) {
+    let client = try command.makeClient()
+    switch command.name {
+    case "seed":
+        var added = 0
+        for (index, (name, gender)) in celebrities.enumerated() {
+            do {
+                _ = try await client.create(
+                    Celebrity(name: name, gender: gender), guid: "celebrity-\(index + 1)")
+                added += 1
+            } catch let error as RoostError where error.status == 409 {
+                continue  // seeded before
+            }
+        }
+        print("seeded \(added) celebrities")
+    case "pair":
+        let gender = try command.argument(0, "a gender")
+        let query = client.query(Celebrity.self).where("gender", .eq, QueryValue(gender))
+        guard let left = try await query.random(),
+            let right = try await query.and("guid", .ne, QueryValue(left.guid)).random()
+        else {
+            print("not enough celebrities of gender '\(gender)'; run seed first")
+            return
+        }
+        print("left \(left.guid) \(left.name)")
+        print("right \(right.guid) \(right.name)")
+    case "choose":
+        let winner = try command.argument(0, "the winner's guid")
+        let loser = try command.argument(1, "the loser's guid")
+        if let userName = command.options["user"] {
+            await client.setLoginHandler { [client] _ in
+                FileHandle.standardError.write(Data("Log in as \(userName) to vote.\n".utf8))
+                return (try? await client.login(userName: userName, password: readPassword())) != nil
+            }
+        }
+        let choice = try await client.create(Choice(winner: Ref(guid: winner), loser: Ref(guid: loser)))
+        print("recorded \(choice.guid)")
+    case "register":
+        let user = try await client.register(
+            userName: try command.argument(0, "a user name"), password: readPassword())
+        print("registered \(user.userName)")
+    default:
+        throw UsageError(message: "unknown command '\(command.name)'")
+    }
+}
