@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Roost",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "roost", targets: ["roost"]),
         .library(name: "RoostServer", targets: ["RoostServer"]),

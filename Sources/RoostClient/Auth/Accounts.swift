@@ -11,14 +11,21 @@ public enum LoginMethod: Sendable {
 /// A Roost user as the SDK shows it. Apps with more profile fields read `FFUser` objects with
 /// their own model.
 public struct RoostUser: RoostModel, Equatable {
+    /// Users live in FatFractal's `FFUser` collection.
     public static let collection = "FFUser"
 
+    /// The user's guid.
     public var guid: String
+    /// The unique name the user logs in with.
     public var userName: String
+    /// The user's email, shown only to the user and admins.
     public var email: String?
+    /// Profile field.
     public var firstName: String?
+    /// Profile field.
     public var lastName: String?
 
+    /// A user value, as the server describes one.
     public init(
         guid: String, userName: String, email: String? = nil, firstName: String? = nil,
         lastName: String? = nil

@@ -14,6 +14,7 @@ public struct Credential: Codable, Sendable, Equatable {
     /// The logged-in user's name, for showing before the first request.
     public var userName: String
 
+    /// A credential from its parts.
     public init(token: String, userGuid: String, userName: String) {
         self.token = token
         self.userGuid = userGuid
@@ -35,12 +36,16 @@ public protocol CredentialStore: Sendable {
 public final class InMemoryCredentialStore: CredentialStore {
     private let stored = Mutex<Credential?>(nil)
 
+    /// A store holding `credential`, or nothing.
     public init(_ credential: Credential? = nil) {
         stored.withLock { $0 = credential }
     }
 
+    /// The stored credential, nil when there is none.
     public func load() -> Credential? { stored.withLock { $0 } }
+    /// Replaces the stored credential.
     public func save(_ credential: Credential) { stored.withLock { $0 = credential } }
+    /// Forgets the credential.
     public func clear() { stored.withLock { $0 = nil } }
 }
 
@@ -50,21 +55,25 @@ public struct FileCredentialStore: CredentialStore {
     /// The file's path.
     public let path: String
 
+    /// A store in the file at `path` (created on first save).
     public init(path: String) {
         self.path = path
     }
 
+    /// The stored credential, nil when there is none.
     public func load() throws -> Credential? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         // A damaged file means logged out, not a crash at launch.
         return try? JSONDecoder().decode(Credential.self, from: data)
     }
 
+    /// Replaces the stored credential.
     public func save(_ credential: Credential) throws {
         let data = try JSONEncoder().encode(credential)
         try FileSystem.writeAtomically(data, to: path, permissions: 0o600)
     }
 
+    /// Forgets the credential.
     public func clear() throws {
         if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
     }
@@ -76,6 +85,7 @@ public struct FileCredentialStore: CredentialStore {
         /// The Keychain service name; one credential per service.
         public let service: String
 
+        /// A store under this Keychain service name.
         public init(service: String) {
             self.service = service
         }
@@ -87,6 +97,7 @@ public struct FileCredentialStore: CredentialStore {
             ]
         }
 
+        /// The stored credential, nil when there is none.
         public func load() throws -> Credential? {
             var query = query
             query[kSecReturnData as String] = true
@@ -97,6 +108,7 @@ public struct FileCredentialStore: CredentialStore {
             return try? JSONDecoder().decode(Credential.self, from: data)
         }
 
+        /// Replaces the stored credential.
         public func save(_ credential: Credential) throws {
             try clear()
             var attributes = query
@@ -110,6 +122,7 @@ public struct FileCredentialStore: CredentialStore {
             }
         }
 
+        /// Forgets the credential.
         public func clear() throws {
             SecItemDelete(query as CFDictionary)
         }

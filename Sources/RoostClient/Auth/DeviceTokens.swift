@@ -4,7 +4,9 @@ import Foundation
 public struct DeviceToken: Codable, Sendable, Equatable {
     /// The token's id, for checking and revoking it later.
     public let id: String
+    /// The user the token belongs to.
     public let userGuid: String
+    /// The device the token is bound to.
     public let deviceId: String
     /// Milliseconds since 1970.
     public let expiresAt: Int64

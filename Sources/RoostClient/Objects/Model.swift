@@ -8,12 +8,14 @@ public protocol RoostModel: Codable, Sendable {
 }
 
 extension RoostModel {
+    /// The type's name.
     public static var collection: String { String(describing: Self.self) }
 }
 
 /// What Roost keeps about every object, apart from the app's own fields (FatFractal's
 /// `metaDataForObj:`).
 public struct ObjectMetadata: Codable, Sendable, Hashable {
+    /// The object's id in its collection.
     public let guid: String
     /// `/ff/resources/{Collection}/{guid}`.
     public let ffUrl: String
@@ -21,6 +23,7 @@ public struct ObjectMetadata: Codable, Sendable, Hashable {
     public let createdBy: String?
     /// Milliseconds since 1970.
     public let createdAt: Int64
+    /// The guid of the user who changed the object last; nil when anonymous.
     public let updatedBy: String?
     /// Milliseconds since 1970.
     public let updatedAt: Int64
@@ -47,6 +50,7 @@ public struct Stored<Model: RoostModel>: Sendable, Decodable {
     /// Roost's fields.
     public let metadata: ObjectMetadata
 
+    /// An object from its parts.
     public init(value: Model, metadata: ObjectMetadata) {
         self.value = value
         self.metadata = metadata
@@ -57,10 +61,12 @@ public struct Stored<Model: RoostModel>: Sendable, Decodable {
         metadata = try ObjectMetadata(from: decoder)
     }
 
+    /// A property of the model.
     public subscript<Property>(dynamicMember keyPath: KeyPath<Model, Property>) -> Property {
         value[keyPath: keyPath]
     }
 
+    /// A property of the model, to change before an update.
     public subscript<Property>(dynamicMember keyPath: WritableKeyPath<Model, Property>) -> Property {
         get { value[keyPath: keyPath] }
         set { value[keyPath: keyPath] = newValue }
@@ -108,7 +114,9 @@ public struct Ref<Target: RoostModel>: Codable, Sendable, Hashable {
         try container.encode(ffUrl, forKey: .ffUrl)
     }
 
+    /// References are equal when they point to the same object.
     public static func == (lhs: Ref, rhs: Ref) -> Bool { lhs.ffUrl == rhs.ffUrl }
+    /// Hashes the URL the reference points to.
     public func hash(into hasher: inout Hasher) { hasher.combine(ffUrl) }
 }
 

@@ -211,3 +211,10 @@ extension CharacterSet {
     static let pathSegment = CharacterSet(
         charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 }
+
+extension RoostClient {
+    /// An object's metadata, as FatFractal's `metaDataForObj:`; the same as `object.metadata`.
+    public nonisolated func metadata<Model: RoostModel>(for object: Stored<Model>) -> ObjectMetadata {
+        object.metadata
+    }
+}

@@ -14,21 +14,29 @@ public struct QueryValue: Sendable, Equatable, ExpressibleByStringLiteral, Expre
     /// The literal as it appears in the query text.
     public let literal: String
 
+    /// A string, quoted and with its quotes doubled.
     public init(_ value: String) {
         literal = "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
+    /// An integer.
     public init(_ value: some BinaryInteger) { literal = String(value) }
 
     /// A number; infinities and NaN, which the language cannot write, become `null`.
     public init(_ value: Double) { literal = value.isFinite ? String(value) : "null" }
 
+    /// `true` or `false`.
     public init(_ value: Bool) { literal = value ? "true" : "false" }
 
+    /// A string literal, escaped.
     public init(stringLiteral value: String) { self.init(value) }
+    /// An integer literal.
     public init(integerLiteral value: Int) { self.init(value) }
+    /// A floating-point literal.
     public init(floatLiteral value: Double) { self.init(value) }
+    /// A Boolean literal.
     public init(booleanLiteral value: Bool) { self.init(value) }
+    /// `null`.
     public init(nilLiteral: ()) { literal = "null" }
 
     /// `random(guid)`: one matching object, picked at random by the server.
@@ -51,8 +59,11 @@ public indirect enum QueryCondition: Sendable, Equatable {
         .comparison(path, op, value)
     }
 
+    /// Both conditions.
     public static func && (lhs: QueryCondition, rhs: QueryCondition) -> QueryCondition { .all([lhs, rhs]) }
+    /// Either condition.
     public static func || (lhs: QueryCondition, rhs: QueryCondition) -> QueryCondition { .any([lhs, rhs]) }
+    /// The opposite condition.
     public static prefix func ! (condition: QueryCondition) -> QueryCondition { .not(condition) }
 
     /// The condition in the query language; throws for a field name the language cannot hold.

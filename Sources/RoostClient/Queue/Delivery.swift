@@ -33,10 +33,14 @@ public struct FlushResult: Sendable, Equatable {
         case waitingForLogin
     }
 
+    /// Writes the server took in this pass.
     public var delivered = 0
+    /// Writes the server refused for good and the queue dropped.
     public var failed = 0
+    /// Why the pass stopped.
     public var state = State.idle
 
+    /// A result; tests compare against one.
     public init(delivered: Int = 0, failed: Int = 0, state: State = .idle) {
         self.delivered = delivered
         self.failed = failed

@@ -11,7 +11,9 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     public let id: String
     /// Position in the queue: writes go out in this order.
     public let sequence: Int64
+    /// Create, replace, patch or delete.
     public let kind: Kind
+    /// The collection written to.
     public let collection: String
     /// The object's guid; for a create it is chosen on the device, so it is usable at once.
     public let guid: String

@@ -72,12 +72,19 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
     ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// A string literal, escaped.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer literal.
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// A floating-point literal.
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// A Boolean literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `null`.
     public init(nilLiteral: ()) { self = .null }
+    /// An array literal.
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    /// An object literal.
     public init(dictionaryLiteral elements: (String, JSON)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

@@ -21,6 +21,7 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         self.details = details
     }
 
+    /// The status (when there is one), the code and the message.
     public var description: String {
         status.map { "\($0) \(code): \(message)" } ?? "\(code): \(message)"
     }

@@ -6,11 +6,16 @@ import Foundation
 
 /// One HTTP request as the SDK builds it; `path` is already percent-encoded and holds the query.
 public struct TransportRequest: Sendable, Equatable {
+    /// `GET`, `POST`, …
     public var method: String
+    /// The path and query string, percent-encoded.
     public var path: String
+    /// Header names and values.
     public var headers: [String: String]
+    /// The body, if any.
     public var body: Data?
 
+    /// A request from its parts.
     public init(method: String, path: String, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method
         self.path = path
@@ -21,10 +26,14 @@ public struct TransportRequest: Sendable, Equatable {
 
 /// One HTTP response; header names are lowercased.
 public struct TransportResponse: Sendable, Equatable {
+    /// The HTTP status.
     public var status: Int
+    /// Header names and values.
     public var headers: [String: String]
+    /// The body; empty for 204 and 304.
     public var body: Data
 
+    /// A response from its parts; header names are lowercased.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
@@ -44,6 +53,7 @@ public protocol Transport: Sendable {
 
 /// ``Transport`` over URLSession, without URLSession's own cache (the SDK keeps its own).
 public struct URLSessionTransport: Transport {
+    /// The server requests go to.
     public let serverURL: URL
     private let session: URLSession
 
@@ -59,6 +69,7 @@ public struct URLSessionTransport: Transport {
         session = URLSession(configuration: configuration)
     }
 
+    /// Sends the request with URLSession.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let url = URL(string: serverURL.absoluteString.trimmingSuffix("/") + request.path) else {
             throw RoostError(
