@@ -26,6 +26,8 @@ final class Connection: @unchecked Sendable {
     /// Set after an error reply: the write side is shut and input is discarded until the client
     /// closes or this time passes, so the client reads the reply instead of a reset.
     private var lingerUntil: UInt64?
+    /// Where the body of the request being received goes, when its route streams bodies.
+    private var bodySink: (any RequestBodySink)?
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -54,6 +56,8 @@ final class Connection: @unchecked Sendable {
     var isIdle: Bool { !handling && parser.isIdle && !closeAfterWrite }
 
     func close() {
+        bodySink?.discard()
+        bodySink = nil
         guard let bev else { return }
         bufferevent_free(bev)
         self.bev = nil
@@ -88,7 +92,8 @@ final class Connection: @unchecked Sendable {
             evbuffer_drain(input, length)
             return
         }
-        if firstByteAt == nil { firstByteAt = DispatchTime.now().uptimeNanoseconds }
+        // A streamed body may take long; only a stall counts against the read timeout.
+        if firstByteAt == nil || bodySink != nil { firstByteAt = DispatchTime.now().uptimeNanoseconds }
         if let bytes = evbuffer_pullup(input, -1) {
             parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
         }
@@ -103,28 +108,64 @@ final class Connection: @unchecked Sendable {
 
     private func processBuffered() {
         guard bev != nil, !handling, !closeAfterWrite else { return }
-        switch parser.next() {
-        case .needMore(let sendContinue):
-            if parser.isIdle { firstByteAt = nil }
-            if sendContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
-        case .failure(let error):
-            sendError(error)
-        case .request(let head, let body):
-            dispatch(head, body: body)
+        while true {
+            switch parser.next() {
+            case .needMore(let sendContinue):
+                if parser.isIdle { firstByteAt = nil }
+                if sendContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
+                return
+            case .failure(let error):
+                bodySink?.discard()
+                bodySink = nil
+                sendError(error)
+                return
+            case .streamStart(let head):
+                guard let open = loop.server.configuration.bodySinks, let sink = try? open(head) else {
+                    return sendError(Self.storageFailure)
+                }
+                bodySink = sink
+            case .bodyPart(let bytes):
+                do {
+                    try bodySink?.write(bytes)
+                } catch {
+                    bodySink?.discard()
+                    bodySink = nil
+                    return sendError(Self.storageFailure)
+                }
+            case .request(let head, let body):
+                var streamed: StreamedBody?
+                if let sink = bodySink {
+                    bodySink = nil
+                    do {
+                        streamed = try sink.finish()
+                    } catch {
+                        sink.discard()
+                        return sendError(Self.storageFailure)
+                    }
+                }
+                dispatch(head, body: body, streamed: streamed)
+                return
+            }
         }
     }
 
-    private func dispatch(_ head: RequestHead, body: [UInt8]) {
+    private static let storageFailure = HTTPProtocolError(
+        status: 500, code: "internal", message: "The request body could not be stored; try again later.")
+
+    private func dispatch(_ head: RequestHead, body: [UInt8], streamed: StreamedBody?) {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
         let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
-        let request = Request(
+        var request = Request(
             method: HTTPMethod(rawValue: head.method), target: head.target, headers: headers, body: body,
             remoteAddress: remoteAddress)
+        request.streamedBody = streamed
+        let received = request
         let keepAlive = head.keepAlive
         let responder = loop.server.responder
         let loop = self.loop
         Task(executorPreference: loop) {
+            let request = received
             let response = await responder.respond(to: request)
             if loop.inLoopThread {
                 self.finish(request, response, keepAlive: keepAlive, started: started)
@@ -141,6 +182,18 @@ final class Connection: @unchecked Sendable {
             keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
+        if let file = response.file, request.method != .head, let bev,
+            let output = bufferevent_get_output(bev)
+        {
+            // sendfile from the page cache: the bytes never pass through this process's memory.
+            let descriptor = file.take()
+            if descriptor < 0
+                || evbuffer_add_file(output, descriptor, Int64(file.offset), Int64(file.length)) != 0
+            {
+                if descriptor >= 0 { Glibc.close(descriptor) }
+                closeAfterWrite = true
+            }
+        }
         let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
@@ -180,7 +233,7 @@ final class Connection: @unchecked Sendable {
             head += "\(field.name): \(field.value)\r\n"
         }
         if response.status != 204 && response.status != 304 && !(100..<200).contains(response.status) {
-            head += "Content-Length: \(response.body.count)\r\n"
+            head += "Content-Length: \(response.file?.length ?? response.body.count)\r\n"
         }
         head += "Date: \(loop.dateCache.current)\r\n"
         if !keepAlive && !response.headers.contains("Connection") { head += "Connection: close\r\n" }

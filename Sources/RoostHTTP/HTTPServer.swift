@@ -22,6 +22,8 @@ public final class HTTPServer: Sendable {
         public var errorBody: @Sendable (HTTPProtocolError) -> Response
         /// Receives one line per request; nil turns the access log off.
         public var accessLog: AccessLog?
+        /// Opens a sink for a request whose body is streamed (see ``RequestLimits/streamedBodyLimit``).
+        public var bodySinks: (@Sendable (RequestHead) throws -> any RequestBodySink)?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080,
@@ -39,6 +41,7 @@ public final class HTTPServer: Sendable {
             self.writeTimeout = writeTimeout
             self.accessLog = accessLog
             self.errorBody = errorBody
+            bodySinks = nil
         }
     }
 

@@ -26,8 +26,10 @@ public struct Request: Sendable {
     public var query: Substring?
     /// The header fields.
     public var headers: HTTPHeaders
-    /// The body bytes; empty when there was none.
+    /// The body bytes; empty when there was none, or when it was streamed to a file.
     public var body: [UInt8]
+    /// The body, when its route streams bodies to disk (``RequestLimits/streamedBodyLimit``).
+    public var streamedBody: StreamedBody?
     /// The peer's address, for logs and rate limits.
     public var remoteAddress: String
     /// Path parameters filled in by the router.

@@ -22,6 +22,9 @@ public struct RequestLimits: Sendable {
     public var maxHeaderCount: Int
     /// Body bytes after de-chunking: 413 beyond.
     public var maxBodyBytes: Int
+    /// For requests it returns a limit for, the body is streamed (``RequestParser/Event/bodyPart(_:)``)
+    /// instead of buffered, and capped at that limit instead of ``maxBodyBytes``.
+    public var streamedBodyLimit: (@Sendable (RequestHead) -> Int?)?
 
     public init(
         maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 10 * 1024 * 1024
@@ -29,6 +32,7 @@ public struct RequestLimits: Sendable {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
         self.maxBodyBytes = maxBodyBytes
+        streamedBodyLimit = nil
     }
 }
 
@@ -42,8 +46,12 @@ public struct RequestParser: Sendable {
     public enum Event: Sendable, Equatable {
         /// Not enough bytes yet; `sendContinue` asks the caller to send `100 Continue` now.
         case needMore(sendContinue: Bool)
-        /// A whole request.
+        /// A whole request; for a streamed body, `body` is empty and the parts came before.
         case request(RequestHead, body: [UInt8])
+        /// The head of a request whose body is streamed: parts follow, then ``request(_:body:)``.
+        case streamStart(RequestHead)
+        /// The next bytes of a streamed body.
+        case bodyPart(ArraySlice<UInt8>)
         /// The request is malformed or over a limit; answer and close.
         case failure(HTTPProtocolError)
     }
@@ -65,6 +73,10 @@ public struct RequestParser: Sendable {
     private var state: State = .head
     private var body: [UInt8] = []
     private var continuePending = false
+    /// Whether the body in progress is streamed, and the limit and count of its bytes.
+    private var streaming = false
+    private var bodyLimit = 0
+    private var bodyCount = 0
 
     public init(limits: RequestLimits) {
         self.limits = limits
@@ -123,12 +135,18 @@ public struct RequestParser: Sendable {
                 position = end + 4
                 scanned = position
                 body = []
+                bodyCount = 0
+                let streamLimit = limits.streamedBodyLimit?(head)
+                streaming = streamLimit != nil
+                bodyLimit = streamLimit ?? limits.maxBodyBytes
                 switch framing {
-                case .none: return finish(head)
+                case .none:
+                    if !streaming { return finish(head) }
+                    state = .fixedBody(head, remaining: 0)
                 case .length(let length):
-                    if length > limits.maxBodyBytes { return tooLarge() }
-                    if length == 0 { return finish(head) }
-                    body.reserveCapacity(length)
+                    if length > bodyLimit { return tooLarge() }
+                    if length == 0 && !streaming { return finish(head) }
+                    if !streaming { body.reserveCapacity(length) }
                     state = .fixedBody(head, remaining: length)
                 case .chunked:
                     state = .chunkSize(head)
@@ -136,8 +154,15 @@ public struct RequestParser: Sendable {
                 continuePending = head.headers.contains {
                     $0.name.caseInsensitiveEquals("expect") && $0.value.caseInsensitiveEquals("100-continue")
                 }
+                if streaming { return .streamStart(head) }
             case .fixedBody(let head, let remaining):
+                if remaining == 0 { return finish(head) }
                 let available = min(remaining, buffer.count - position)
+                if streaming {
+                    guard available > 0 else { return needMore() }
+                    state = .fixedBody(head, remaining: remaining - available)
+                    return takePart(available)
+                }
                 body.append(contentsOf: buffer[position..<position + available])
                 position += available
                 if available == remaining { return finish(head) }
@@ -159,11 +184,19 @@ public struct RequestParser: Sendable {
                 if size == 0 {
                     state = .trailers(head)
                 } else {
-                    if body.count + size > limits.maxBodyBytes { return tooLarge() }
+                    if bodyCount + size > bodyLimit { return tooLarge() }
+                    bodyCount += size
                     state = .chunkData(head, remaining: size)
                 }
             case .chunkData(let head, let remaining):
                 let available = min(remaining, buffer.count - position)
+                if streaming {
+                    guard available > 0 else { return needMore() }
+                    state =
+                        available < remaining
+                        ? .chunkData(head, remaining: remaining - available) : .chunkDataEnd(head)
+                    return takePart(available)
+                }
                 body.append(contentsOf: buffer[position..<position + available])
                 position += available
                 if available < remaining {
@@ -198,8 +231,16 @@ public struct RequestParser: Sendable {
         return .needMore(sendContinue: send)
     }
 
+    /// The next `count` buffered bytes as a part of a streamed body.
+    private mutating func takePart(_ count: Int) -> Event {
+        let part = buffer[position..<position + count]
+        position += count
+        return .bodyPart(part)
+    }
+
     private mutating func finish(_ head: RequestHead) -> Event {
         state = .head
+        streaming = false
         continuePending = false
         let completed = body
         body = []
@@ -212,7 +253,7 @@ public struct RequestParser: Sendable {
     }
 
     private mutating func tooLarge() -> Event {
-        fail(413, "body_too_large", "The request body exceeds the limit of \(limits.maxBodyBytes) bytes.")
+        fail(413, "body_too_large", "The request body exceeds the limit of \(bodyLimit) bytes.")
     }
 
     private mutating func fail(_ status: Int, _ code: String, _ message: String) -> Event {

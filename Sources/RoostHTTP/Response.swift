@@ -6,6 +6,8 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes.
     public var body: [UInt8]
+    /// A file range sent instead of ``body`` (which must then be empty).
+    public var file: ResponseFile?
     /// The route pattern that produced this response, for metrics; never sent.
     public var route: String?
 

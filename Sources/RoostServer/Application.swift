@@ -11,6 +11,8 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory = "./roost-data"
     public var loopCount = ProcessInfo.processInfo.activeProcessorCount
     public var maxBodyBytes = 10 * 1024 * 1024
+    /// The largest blob an upload may carry.
+    public var maxBlobBytes = 50 * 1024 * 1024
     public var readTimeout = 30
     public var idleTimeout = 60
     public var durability = Durability.normal
@@ -71,18 +73,26 @@ public final class Application: Sendable {
         let objects = ObjectService(
             store: storage.objects, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
-        ObjectRoutes(service: objects).register(in: &router)
+        let blobStorage = try FileBlobStorage(dataDirectory: configuration.dataDirectory)
+        let blobs = BlobService(
+            objects: objects, storage: blobStorage,
+            io: BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false))
+        ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
         AdminRoutes(accounts: accounts).register(in: &router)
         SystemRoutes(metrics: metrics).register(in: &router.router)
-        let httpConfiguration = HTTPServer.Configuration(
+        var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
+        let maxBlobBytes = configuration.maxBlobBytes
+        limits.streamedBodyLimit = { head in BlobRoutes.isUpload(head) ? maxBlobBytes : nil }
+        var httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
-            limits: RequestLimits(maxBodyBytes: configuration.maxBodyBytes),
+            limits: limits,
             readTimeout: configuration.readTimeout,
             idleTimeout: configuration.idleTimeout,
             accessLog: configuration.accessLog
                 ? (configuration.accessLogSink.map { AccessLog(sink: $0) } ?? AccessLog()) : nil,
             errorBody: ErrorBoundary.protocolResponse)
+        httpConfiguration.bodySinks = { _ in try BlobUploadSink(storage: blobStorage) }
         server = HTTPServer(configuration: httpConfiguration, responder: router.router, metrics: metrics)
     }
 

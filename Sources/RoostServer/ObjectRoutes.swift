@@ -7,6 +7,7 @@ import RoostStore
 /// `/ff/resources/...`: FatFractal's object URLs mapped onto ``ObjectService``.
 struct ObjectRoutes: Sendable {
     let service: ObjectService
+    let blobs: BlobRoutes
 
     func register(in router: inout APIRouter) {
         router.onWrite(.post, "/ff/resources/:collection") { try await create($0, $1) }
@@ -20,8 +21,14 @@ struct ObjectRoutes: Sendable {
         router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
         router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
         router.onWrite(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
-        router.onWrite(.put, "/ff/resources/:collection/:guid/:member") { try await setACL($0, $1) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { try await removeACL($0, $1) }
+        router.onWrite(.put, "/ff/resources/:collection/:guid/:member") { request, principal in
+            request.parameters["member"] == "ffACL"
+                ? try await setACL(request, principal) : try await blobs.upload(request, principal)
+        }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { request, principal in
+            request.parameters["member"] == "ffACL"
+                ? try await removeACL(request, principal) : try await blobs.delete(request, principal)
+        }
     }
 
     /// Users are created and deleted through the account endpoints, which keep names and emails
@@ -136,6 +143,7 @@ struct ObjectRoutes: Sendable {
         let member = request.parameters["member"]!
         if guid.hasPrefix("(") { return try await find(request, principal, query: guid + "/" + member) }
         if member == "ffACL" { return try await acl(request, principal) }
+        if !member.hasPrefix("BackReferences.") { return try await blobs.download(request, principal) }
         let parts = member.split(separator: ".", maxSplits: 2).map(String.init)
         guard parts.count == 3, parts[0] == "BackReferences", let field = FieldPath(parts[2]) else {
             throw RoostError(

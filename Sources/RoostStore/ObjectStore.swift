@@ -92,12 +92,16 @@ public struct StoreError: Error, Sendable, Equatable {
         case duplicate
         /// No object with this guid exists in the collection.
         case notFound
+        /// A file operation failed; the text is for the server's log only.
+        case io(String)
     }
 
     public let kind: Kind
 
     public static let duplicate = StoreError(kind: .duplicate)
     public static let notFound = StoreError(kind: .notFound)
+    /// A file operation failed.
+    public static func io(_ detail: String) -> StoreError { StoreError(kind: .io(detail)) }
 
     /// Lets `catch StoreError.duplicate` match.
     public static func ~= (pattern: StoreError, error: any Error) -> Bool {

@@ -101,6 +101,8 @@ public final class SQLiteObjectStore: ObjectStore {
             throw StoreError.duplicate
         }
         if object.collection == groupCollection { try refreshMembers(ofGroup: object.guid, on: connection) }
+        try refreshBlobReferences(
+            object.collection, object.guid, before: nil, after: object.document, on: connection)
     }
 
     public func object(in collection: String, guid: String) async throws -> StoredObject? {
@@ -153,6 +155,8 @@ public final class SQLiteObjectStore: ObjectStore {
                 WHERE collection = \(collection) AND guid = \(guid)
                 """)
             if collection == Self.groupCollection { try Self.refreshMembers(ofGroup: guid, on: connection) }
+            try Self.refreshBlobReferences(
+                collection, guid, before: current.document, after: next.document, on: connection)
             return next
         }
     }
@@ -169,6 +173,8 @@ public final class SQLiteObjectStore: ObjectStore {
             if collection == Self.groupCollection {
                 try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
             }
+            try Self.refreshBlobReferences(
+                collection, guid, before: current.document, after: nil, on: connection)
         }
     }
 

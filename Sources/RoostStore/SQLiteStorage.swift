@@ -10,7 +10,7 @@ public final class SQLiteStorage: Sendable {
     /// The whole schema, in order.
     public static let migrations =
         SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
-        + SQLiteIdempotencyStore.migrations
+        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations
 
     /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
     public init(directory: String, durability: Durability = .normal) throws {

@@ -122,6 +122,28 @@ public final class RawConnection: @unchecked Sendable {
         return response(body)
     }
 
+    /// Reads a response's head and counts its body without keeping it: for very large bodies.
+    /// Returns the status, the headers and how many body bytes arrived.
+    public func drainResponse() throws -> (
+        status: Int, headers: [(name: String, value: String)], bodyBytes: Int
+    ) {
+        let head = try readResponse(head: true)
+        var remaining =
+            head.headers.first(where: { $0.name.lowercased() == "content-length" }).flatMap { Int($0.value) }
+            ?? 0
+        var received = min(remaining, buffer.count)
+        buffer.removeFirst(received)
+        remaining -= received
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while remaining > 0 {
+            let count = recv(fd, &chunk, min(chunk.count, remaining), 0)
+            if count <= 0 { break }
+            received += count
+            remaining -= count
+        }
+        return (head.status, head.headers, received)
+    }
+
     /// ``readResponse(head:)`` off Swift's cooperative threads, which the server under test needs.
     public func response(head: Bool = false) async throws -> TestResponse {
         try await offCooperativePool { try self.readResponse(head: head) }

@@ -37,3 +37,15 @@ public final class TestServer: Sendable {
         return path
     }
 }
+
+/// Waits (politely) until `condition` holds or `seconds` pass; returns whether it held.
+public func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows
+    -> Bool
+{
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}

@@ -54,6 +54,12 @@ struct ServeOption: Sendable {
             $0.maxBodyBytes = try size($1, flag: "--max-body-size")
         },
         ServeOption(
+            flag: "--max-blob-size", variable: "ROOST_MAX_BLOB_SIZE", valueName: "SIZE",
+            help: "largest blob upload, streamed to disk (default 50MiB)"
+        ) {
+            $0.maxBlobBytes = try size($1, flag: "--max-blob-size")
+        },
+        ServeOption(
             flag: "--read-timeout", variable: "ROOST_READ_TIMEOUT", valueName: "SECONDS",
             help: "time a request may take to arrive (default 30)"
         ) {

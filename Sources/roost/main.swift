@@ -16,6 +16,7 @@ let mainHelp = """
       users      Create administrators, reset passwords, delete users
       index      Index JSON fields for fast queries
       app        Check an app definition (roost.json) or apply it to a running server
+      blobs      Remove blob files nothing refers to any more
       version    Print the version
       help       Show help for a command, e.g. 'roost help serve'
 
@@ -170,6 +171,8 @@ case "index":
     status = await index(Array(arguments.dropFirst()))
 case "app":
     status = await app(Array(arguments.dropFirst()))
+case "blobs":
+    status = await blobs(Array(arguments.dropFirst()))
 default:
     printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
     status = 64

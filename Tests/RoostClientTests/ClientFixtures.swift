@@ -113,13 +113,3 @@ extension TestServer {
         return Int(line.dropFirst(prefix.count)) ?? -1
     }
 }
-
-/// Waits (politely) until `condition` holds or `seconds` pass; returns whether it held.
-func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}

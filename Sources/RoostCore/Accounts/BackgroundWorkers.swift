@@ -19,10 +19,12 @@ public final class BackgroundWorkers: Sendable {
     public static let shared = BackgroundWorkers(
         threads: max(1, Foundation.ProcessInfo.processInfo.activeProcessorCount / 2), name: "roost-hashing")
 
-    public init(threads: Int, name: String) {
+    /// `threads` workers; `lowPriority` runs them at nice 19 (CPU work), otherwise at normal
+    /// priority (waiting on disks, which should not queue behind hashing).
+    public init(threads: Int, name: String, lowPriority: Bool = true) {
         for index in 0..<max(1, threads) {
             let thread = Thread { [queue] in
-                lowerThreadPriority()
+                if lowPriority { lowerThreadPriority() }
                 while true {
                     queue.ready.wait()
                     let job = queue.jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }

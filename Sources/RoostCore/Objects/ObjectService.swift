@@ -54,6 +54,9 @@ public struct ObjectService: Sendable {
             fields["guid"] = nil
         }
         for field in Self.reservedFields where fields[field] != nil { throw RoostError.readOnlyField(field) }
+        for member in fields.members where BlobDescriptor.isDescriptor(member.value) {
+            throw RoostError.readOnlyField(member.key)
+        }
         let now = clock.nowMilliseconds()
         let actor = caller?.userGuid
         let object = Self.makeObject(
@@ -89,6 +92,7 @@ public struct ObjectService: Sendable {
             current, metadata in
             var fields = body
             try Self.removeEchoedMetadata(from: &fields, current: metadata)
+            try Self.keepBlobs(in: &fields, current: current, replacing: true)
             return fields
         }
     }
@@ -101,6 +105,7 @@ public struct ObjectService: Sendable {
             current, metadata in
             var patch = patch
             try Self.removeEchoedMetadata(from: &patch, current: metadata)
+            try Self.keepBlobs(in: &patch, current: current, replacing: false)
             return MergePatch.apply(patch, to: current)
         }
     }
@@ -189,6 +194,24 @@ public struct ObjectService: Sendable {
             }
         }
         return (fields, metadata)
+    }
+
+    /// Blob members change only through their own endpoint: a body may echo one unchanged, and a
+    /// replacement that leaves one out keeps it.
+    static func keepBlobs(in body: inout JSONObject, current: JSONObject, replacing: Bool) throws {
+        for member in body.members
+        where BlobDescriptor.isDescriptor(member.value) || BlobDescriptor.isDescriptor(current[member.key]) {
+            // An echo may come back with its keys in another order.
+            guard let sent = BlobDescriptor(member.value), sent == BlobDescriptor(current[member.key]) else {
+                throw RoostError.readOnlyField(member.key)
+            }
+            body[member.key] = replacing ? current[member.key] : nil
+        }
+        guard replacing else { return }
+        for member in current.members
+        where BlobDescriptor.isDescriptor(member.value) && body[member.key] == nil {
+            body[member.key] = member.value
+        }
     }
 
     /// Drops metadata a client sent back unchanged; refuses any that differs.

@@ -1,0 +1,140 @@
+import Foundation
+import RoostJSON
+import RoostStore
+
+/// An upload streamed to a temporary file of the blob storage, with what was computed on the way.
+public struct BlobUpload: Sendable {
+    public let path: String
+    public let size: Int
+    public let digest: [UInt8]
+    /// The first bytes, for detecting the type.
+    public let prefix: [UInt8]
+
+    public init(path: String, size: Int, digest: [UInt8], prefix: [UInt8]) {
+        self.path = path
+        self.size = size
+        self.digest = digest
+        self.prefix = prefix
+    }
+}
+
+/// A blob to send: its descriptor and the open file.
+public struct BlobReading: Sendable {
+    public let descriptor: BlobDescriptor
+    /// An open file descriptor the caller owns.
+    public let file: Int32
+    public let size: Int
+}
+
+/// Binary members of objects (`/ff/resources/{Collection}/{guid}/{member}`): bytes kept out of
+/// the JSON in content-addressed storage, under the object's rules (read to read, update to write).
+public struct BlobService: Sendable {
+    let objects: ObjectService
+    /// The storage the bytes live in.
+    public let storage: any BlobStorage
+    private let io: BackgroundWorkers
+
+    public init(objects: ObjectService, storage: any BlobStorage, io: BackgroundWorkers) {
+        self.objects = objects
+        self.storage = storage
+        self.io = io
+    }
+
+    /// Makes an upload the object's member `member`: a new version of the object, whose member
+    /// describes the blob. The temporary file is moved in or removed, whatever happens.
+    public func put(
+        in collection: String, guid: String, member: String, upload: BlobUpload, contentType: String?,
+        ifMatch: String?, caller: Principal?
+    ) async throws -> StoredObject {
+        do {
+            try Self.validate(member: member)
+            let type = try BlobContent.contentType(declared: contentType, prefix: upload.prefix)
+            let sha256 = upload.digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+            let path = upload.path
+            // On disk before the object refers to it; flushed off the event loops.
+            let flushed = await io.run {
+                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                defer { if descriptor >= 0 { close(descriptor) } }
+                return descriptor >= 0 && fsync(descriptor) == 0
+            }
+            guard flushed else { throw RoostError.internalError }
+            let descriptor = BlobDescriptor(
+                contentType: type, size: upload.size, sha256: sha256,
+                url: "/ff/resources/\(collection)/\(guid)/\(member)")
+            let storage = self.storage
+            return try await objects.modify(
+                collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller
+            ) { fields, _ in
+                // Adopted inside the write, which garbage collection cannot interleave with.
+                try storage.adopt(temporaryFile: path, sha256: sha256)
+                var fields = fields
+                fields[member] = descriptor.json
+                return fields
+            }
+        } catch {
+            unlink(upload.path)
+            throw error
+        }
+    }
+
+    /// The blob, opened for sending, if the caller may read its object.
+    public func blob(in collection: String, guid: String, member: String, caller: Principal?) async throws
+        -> BlobReading
+    {
+        let object = try await objects.object(in: collection, guid: guid, caller: caller)
+        guard case .object(let fields) = try JSONParser.parse(object.document),
+            let descriptor = BlobDescriptor(fields[member])
+        else { throw RoostError.blobNotFound(collection: collection, guid: guid, member: member) }
+        guard let (file, size) = try storage.open(descriptor.sha256) else {
+            throw RoostError.internalError
+        }
+        return BlobReading(descriptor: descriptor, file: file, size: size)
+    }
+
+    /// Removes the member; the bytes go at the next `roost blobs gc` if nothing else refers to them.
+    public func delete(
+        in collection: String, guid: String, member: String, ifMatch: String?, caller: Principal?
+    )
+        async throws -> StoredObject
+    {
+        try await objects.modify(
+            collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller
+        ) {
+            fields, _ in
+            guard BlobDescriptor.isDescriptor(fields[member]) else {
+                throw RoostError.blobNotFound(collection: collection, guid: guid, member: member)
+            }
+            var fields = fields
+            fields[member] = nil
+            return fields
+        }
+    }
+
+    static func validate(member: String) throws {
+        let bytes = Array(member.utf8)
+        guard let first = bytes.first, bytes.count <= 64,
+            (65...90).contains(first) || (97...122).contains(first) || first == 95,
+            bytes.allSatisfy({
+                (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 95
+            }),
+            !ObjectService.reservedFields.contains(member)
+        else {
+            throw RoostError.invalidField(
+                member,
+                "A blob member is named like a field: a letter or '_', then letters, digits or '_' (at most 64), and not a metadata name."
+            )
+        }
+    }
+}
+
+extension RoostError {
+    static func blobNotFound(collection: String, guid: String, member: String) -> RoostError {
+        RoostError(
+            status: 404, code: "not_found",
+            message:
+                "Object '\(guid)' in '\(collection)' has no blob '\(member)'; PUT the bytes there first.",
+            details: details([
+                "collection": .string(collection), "guid": .string(guid), "member": .string(member),
+            ]))
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where blob bytes live, named by their SHA-256 (hex), so identical bytes are kept once.
+///
+/// Uploads arrive in a temporary file of the storage's own (``makeTemporaryFile()``), are
+/// flushed, then adopted under their digest. A store on S3 would upload in ``adopt`` and hand out
+/// readers that stream from the bucket; the local one hands out file descriptors for `sendfile`.
+public protocol BlobStorage: Sendable {
+    /// A new, empty temporary file for an upload (mode 0600), open for writing.
+    func makeTemporaryFile() throws -> (path: String, descriptor: Int32)
+    /// Makes a flushed temporary file the blob `sha256`; drops it when that blob exists already.
+    func adopt(temporaryFile: String, sha256: String) throws
+    /// The blob opened for reading, with its size; nil when it is not stored.
+    func open(_ sha256: String) throws -> (descriptor: Int32, size: Int)?
+    /// Every stored blob with its size and age, for garbage collection.
+    func stored() throws -> [StoredBlob]
+    /// Temporary files whose upload can no longer finish (their process is gone).
+    func abandonedTemporaryFiles() throws -> [String]
+    /// Removes a blob.
+    func remove(_ sha256: String) throws
+}
+
+/// A blob in storage.
+public struct StoredBlob: Sendable, Equatable {
+    public let sha256: String
+    public let size: Int
+    public let modified: Date
+}
+
+/// ``BlobStorage`` in the data folder: `blobs/ab/cd/<sha256>`, temporary files in `blobs/tmp`.
+public final class FileBlobStorage: BlobStorage {
+    public let root: String
+    private let counter = AtomicCounter()
+
+    /// Uses (and creates, mode 0700) `blobs` under the data folder.
+    public init(dataDirectory: String) throws {
+        root = dataDirectory + "/blobs"
+        try FileManager.default.createDirectory(
+            atPath: root + "/tmp", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    func path(of sha256: String) -> String {
+        let characters = Array(sha256)
+        return "\(root)/\(String(characters[0..<2]))/\(String(characters[2..<4]))/\(sha256)"
+    }
+
+    static func isDigest(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    public func makeTemporaryFile() throws -> (path: String, descriptor: Int32) {
+        // The pid in the name tells garbage collection whether the upload can still finish.
+        let path = "\(root)/tmp/\(getpid())-\(counter.next())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Self.failure("create \(path)") }
+        return (path, descriptor)
+    }
+
+    public func adopt(temporaryFile: String, sha256: String) throws {
+        guard Self.isDigest(sha256) else { throw Self.failure("name a blob '\(sha256.prefix(80))'") }
+        let target = path(of: sha256)
+        if access(target, F_OK) == 0 {
+            unlink(temporaryFile)
+            return
+        }
+        let folder = (target as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard rename(temporaryFile, target) == 0 else { throw Self.failure("move a blob into place") }
+        // The rename is durable only once the folder is flushed.
+        let descriptor = Glibc.open(folder, O_RDONLY | O_CLOEXEC)
+        if descriptor >= 0 {
+            fsync(descriptor)
+            close(descriptor)
+        }
+    }
+
+    public func open(_ sha256: String) throws -> (descriptor: Int32, size: Int)? {
+        guard Self.isDigest(sha256) else { return nil }
+        let descriptor = Glibc.open(path(of: sha256), O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Self.failure("open a blob")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            close(descriptor)
+            throw Self.failure("read a blob's size")
+        }
+        return (descriptor, Int(status.st_size))
+    }
+
+    public func stored() throws -> [StoredBlob] {
+        var blobs: [StoredBlob] = []
+        let manager = FileManager.default
+        for first in (try? manager.contentsOfDirectory(atPath: root)) ?? [] where first.count == 2 {
+            for second in (try? manager.contentsOfDirectory(atPath: "\(root)/\(first)")) ?? [] {
+                let folder = "\(root)/\(first)/\(second)"
+                for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where Self.isDigest(name)
+                {
+                    let attributes = try? manager.attributesOfItem(atPath: "\(folder)/\(name)")
+                    blobs.append(
+                        StoredBlob(
+                            sha256: name, size: (attributes?[.size] as? Int) ?? 0,
+                            modified: (attributes?[.modificationDate] as? Date) ?? .distantPast))
+                }
+            }
+        }
+        return blobs
+    }
+
+    public func abandonedTemporaryFiles() throws -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root + "/tmp")) ?? []
+        return names.filter { name in
+            guard let pid = Int32(name.split(separator: "-").first ?? "") else { return true }
+            return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+        }.map { root + "/tmp/" + $0 }
+    }
+
+    public func remove(_ sha256: String) throws {
+        guard Self.isDigest(sha256) else { return }
+        if unlink(path(of: sha256)) != 0 && errno != ENOENT { throw Self.failure("remove a blob") }
+    }
+
+    static func failure(_ what: String) -> StoreError {
+        .io("could not \(what): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// A counter for unique temporary names.
+final class AtomicCounter: Sendable {
+    private let value = Mutex(0)
+
+    func next() -> Int {
+        value.withLock { value in
+            value += 1
+            return value
+        }
+    }
+}

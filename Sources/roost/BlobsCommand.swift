@@ -1,0 +1,112 @@
+import Foundation
+import RoostStore
+
+let blobsHelp = """
+    Remove blob files that no object refers to any more.
+
+    USAGE:
+      roost blobs gc [--data-dir PATH] [--min-age SECONDS] [--dry-run]
+
+    Deleting an object or a blob member releases its reference; the bytes stay on disk (another
+    object may hold the same bytes) until gc finds nothing refers to them. Files younger than
+    --min-age (default 3600) are kept, so an upload in flight on a running server is never taken.
+    Temporary files of uploads whose server process is gone are removed too. The server may be
+    running. --dry-run prints what would go.
+
+    EXAMPLE:
+      roost blobs gc --data-dir /var/lib/roost
+    """
+
+/// `roost blobs gc`: returns the exit status.
+func blobs(_ arguments: [String]) async -> Int32 {
+    guard arguments.first == "gc" else {
+        print(blobsHelp)
+        return arguments.isEmpty || ["-h", "--help", "help"].contains(arguments[0]) ? 0 : 64
+    }
+    var rest = Array(arguments.dropFirst())
+    var minimumAge = 3600.0
+    var dryRun = false
+    if let index = rest.firstIndex(of: "--dry-run") {
+        dryRun = true
+        rest.remove(at: index)
+    }
+    if let index = rest.firstIndex(of: "--min-age") {
+        guard index + 1 < rest.count, let seconds = Double(rest[index + 1]), seconds >= 0 else {
+            printError("--min-age takes a number of seconds, such as 3600")
+            return 64
+        }
+        minimumAge = seconds
+        rest.removeSubrange(index...index + 1)
+    }
+    guard let (dataDirectory, names) = dataDirectoryAndNames(rest[...], command: "blobs"), names.isEmpty
+    else {
+        return 64
+    }
+    guard FileManager.default.fileExists(atPath: dataDirectory + "/roost.sqlite") else {
+        printError("there is no Roost database in \(dataDirectory); pass --data-dir")
+        return 66
+    }
+    do {
+        let store = try SQLiteStorage(directory: dataDirectory).objects
+        let storage = try FileBlobStorage(dataDirectory: dataDirectory)
+        // Files first, references second: a blob adopted in between is referenced by then.
+        let files = try storage.stored()
+        let referenced = try await store.referencedBlobs()
+        let cutoff = Date().addingTimeInterval(-minimumAge)
+        let unreferenced = files.filter { !referenced.contains($0.sha256) && $0.modified <= cutoff }
+        let progress = Progress(total: unreferenced.count, label: dryRun ? "checking" : "removing")
+        var freed = 0
+        for blob in unreferenced {
+            if dryRun {
+                say("would remove \(blob.sha256) (\(blob.size) bytes)")
+            } else {
+                try storage.remove(blob.sha256)
+            }
+            freed += blob.size
+            progress.advance()
+        }
+        progress.finish()
+        let temporary = try storage.abandonedTemporaryFiles()
+        if !dryRun { for path in temporary { unlink(path) } }
+        let verb = dryRun ? "would free" : "freed"
+        say(
+            "\(verb) \(unreferenced.count) blob\(unreferenced.count == 1 ? "" : "s") (\(describe(bytes: freed))) and \(temporary.count) abandoned upload\(temporary.count == 1 ? "" : "s"); \(files.count - unreferenced.count) blob\(files.count - unreferenced.count == 1 ? "" : "s") kept"
+        )
+        return 0
+    } catch {
+        printError("\(error)")
+        return 1
+    }
+}
+
+func describe(bytes: Int) -> String {
+    bytes < 1024 * 1024 ? "\(bytes) bytes" : String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+}
+
+/// A one-line progress bar on an interactive terminal; silent otherwise.
+final class Progress {
+    private let total: Int
+    private let label: String
+    private var done = 0
+    private let interactive = isatty(STDOUT_FILENO) == 1
+    private var lastDrawn = Date.distantPast
+
+    init(total: Int, label: String) {
+        self.total = total
+        self.label = label
+    }
+
+    func advance() {
+        done += 1
+        guard interactive, Date().timeIntervalSince(lastDrawn) > 0.1 || done == total else { return }
+        lastDrawn = Date()
+        let width = 30
+        let filled = total == 0 ? width : width * done / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        FileHandle.standardOutput.write(Data("\r\(label) [\(bar)] \(done)/\(total)".utf8))
+    }
+
+    func finish() {
+        if interactive && total > 0 { FileHandle.standardOutput.write(Data("\n".utf8)) }
+    }
+}
