@@ -18,10 +18,11 @@ let usage = """
     usage: WouldYa [--server URL] [--state DIR] COMMAND
 
     commands:
-      seed                          store the celebrities (once; running it again adds none)
+      seed                          store the celebrities with their photos (once; again adds none)
       pair GENDER                   two different celebrities of GENDER, picked at random
       choose WINNER LOSER --user N  record a choice by guid; logs in as N first if needed
                                     (password on standard input)
+      photo GUID FILE               save a celebrity's photo (the imageData blob) to FILE
       register NAME                 create an account (password on standard input)
     """
 
@@ -38,8 +39,11 @@ await runExample(usage: usage) {
         var added = 0
         for (index, (name, gender)) in celebrities.enumerated() {
             do {
-                _ = try await client.create(
+                let celebrity = try await client.create(
                     Celebrity(name: name, gender: gender), guid: "celebrity-\(index + 1)")
+                // A stand-in photo: PNG's signature, then the name; the app shows imageData.
+                let photo = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(name.utf8))
+                _ = try await client.upload(photo, contentType: "image/png", to: "imageData", of: celebrity)
                 added += 1
             } catch let error as RoostError where error.status == 409 {
                 continue  // seeded before
@@ -68,6 +72,13 @@ await runExample(usage: usage) {
         }
         let choice = try await client.create(Choice(winner: Ref(guid: winner), loser: Ref(guid: loser)))
         print("recorded \(choice.guid)")
+    case "photo":
+        let celebrity = try await client.fetch(
+            Celebrity.self, guid: try command.argument(0, "a celebrity's guid"))
+        let file = URL(fileURLWithPath: try command.argument(1, "a file to write"))
+        let data = try await client.download(member: "imageData", of: celebrity)
+        try data.write(to: file)
+        print("saved \(data.count) bytes of \(celebrity.name)'s photo")
     case "register":
         let user = try await client.register(
             userName: try command.argument(0, "a user name"), password: readPassword())

@@ -106,6 +106,11 @@ import Testing
         #expect(try await game.lines("seed") == ["seeded 6 celebrities"])
         #expect(try await game.lines("seed") == ["seeded 0 celebrities"])
         #expect(try await server.count("Celebrity") == 6)
+        let photo = TestServer.makeTemporaryDirectory() + "/ada.png"
+        #expect(
+            try await game.lines("photo", "celebrity-1", photo) == ["saved 20 bytes of Ada Lovelace's photo"])
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: photo)).prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
         var pairs: Set<String> = []
         for _ in 0..<12 {
             let pair = try await game.lines("pair", "female")

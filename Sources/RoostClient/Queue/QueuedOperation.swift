@@ -5,13 +5,15 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     /// What the write does.
     public enum Kind: String, Codable, Sendable {
         case create, replace, patch, delete
+        /// Bytes for a blob member (``QueuedOperation/member``).
+        case upload
     }
 
     /// Unique; also sent as the `Idempotency-Key`, so a resend after a lost reply is not run twice.
     public let id: String
     /// Position in the queue: writes go out in this order.
     public let sequence: Int64
-    /// Create, replace, patch or delete.
+    /// Create, replace, patch, delete or upload.
     public let kind: Kind
     /// The collection written to.
     public let collection: String
@@ -20,8 +22,12 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     /// The version the write expects (`If-Match`); advanced when an earlier queued write to the
     /// same object lands, since this device's writes are meant to apply in order.
     public internal(set) var expectedVersion: Int?
-    /// The JSON body, if the write has one.
+    /// The body, if the write has one: JSON, or an upload's bytes.
     public let body: Data?
+    /// The blob member an upload writes.
+    public var member: String? = nil
+    /// An upload's media type.
+    public var contentType: String? = nil
     /// The guid of the user whose token sends it; nil for an anonymous write.
     public let owner: String?
     /// When the app asked for the write.
@@ -32,20 +38,24 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     var method: String {
         switch kind {
         case .create: "POST"
-        case .replace: "PUT"
+        case .replace, .upload: "PUT"
         case .patch: "PATCH"
         case .delete: "DELETE"
         }
     }
 
     var path: String {
-        kind == .create ? "/ff/resources/\(collection)" : "/ff/resources/\(collection)/\(guid)"
+        switch kind {
+        case .create: "/ff/resources/\(collection)"
+        case .upload: "/ff/resources/\(collection)/\(guid)/\(member ?? "")"
+        default: "/ff/resources/\(collection)/\(guid)"
+        }
     }
 
     /// The request to send; the token is added by the client.
     var request: TransportRequest {
         var headers = ["Idempotency-Key": id]
-        if body != nil { headers["Content-Type"] = "application/json" }
+        if body != nil { headers["Content-Type"] = contentType ?? "application/json" }
         if let expectedVersion { headers["If-Match"] = "\"\(expectedVersion)\"" }
         return TransportRequest(method: method, path: path, headers: headers, body: body)
     }
