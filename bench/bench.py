@@ -42,6 +42,42 @@ def call(port, method, path, body=None, headers=None):
     return json.loads(payload) if payload else None
 
 
+BLOB = random.Random(7).randbytes(100 * 1024)
+
+
+def send_raw(port, method, path, body, headers):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request(method, path, body=body, headers=headers)
+    r = c.getresponse()
+    payload = r.read()
+    if r.status >= 300:
+        raise SystemExit(f"{method} {path} -> {r.status}: {payload[:300]!r}")
+    return json.loads(payload)
+
+
+def roost_blob(port, auth):
+    """A Photo object with a 100 KiB blob member; returns the blob's path."""
+    guid = call(port, "POST", "/ff/resources/Photo", {"title": "bench"}, headers=auth)["guid"]
+    send_raw(port, "PUT", f"/ff/resources/Photo/{guid}/file", BLOB, {"Content-Type": "image/jpeg", **auth})
+    return f"/ff/resources/Photo/{guid}/file"
+
+
+def pocketbase_blob(port, superuser):
+    """A photos record with a 100 KiB file in a public collection; returns the file's path."""
+    call(port, "POST", "/api/collections", {
+        "name": "photos", "type": "base", "listRule": "", "viewRule": "", "createRule": "",
+        "fields": [{"name": "title", "type": "text"},
+                   {"name": "file", "type": "file", "maxSelect": 1, "maxSize": 10485760}],
+    }, headers={"Authorization": superuser})
+    boundary = "roostbenchboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nbench\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"photo.jpg\"\r\n"
+            f"Content-Type: image/jpeg\r\n\r\n").encode() + BLOB + f"\r\n--{boundary}--\r\n".encode()
+    record = send_raw(port, "POST", "/api/collections/photos/records", body,
+                      {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    return f"/api/files/photos/{record['id']}/{record['file']}"
+
+
 def seed(port, path, count, headers=None, id_field="guid"):
     """Creates `count` posts concurrently; returns their ids."""
     def worker(start):
@@ -165,7 +201,8 @@ def start_pocketbase(binary, tmp):
          {"email": "bench@example.com", "password": "benchpassword123", "passwordConfirm": "benchpassword123"})
     user_token = call(port, "POST", "/api/collections/users/auth-with-password",
                       {"identity": "bench@example.com", "password": "benchpassword123"})["token"]
-    return proc, port, user_token
+    blob_path = pocketbase_blob(port, token)
+    return proc, port, user_token, blob_path
 
 
 def measure(name, proc, port, scenarios, args, tmp):
@@ -200,6 +237,7 @@ def main():
         proc, port, token = start_roost(args.roost, tmp)
         auth = {"Authorization": f"Bearer {token}"}
         ids = seed(port, "/ff/resources/Post", args.objects, headers=auth)
+        blob_path = roost_blob(port, auth)
         seed(port, "/ff/resources/Mine", args.objects, headers=auth)
         subprocess.run([args.roost, "index", "create", "Post", "gender", "--data-dir", os.path.join(tmp, "roost-data")],
                        check=True, capture_output=True)
@@ -212,12 +250,13 @@ def main():
             "login": (lua_static(tmp, "roost-login", "POST", "/ff/login", {"userName": "bench", "password": "benchpassword123"}), "/"),
             "filtered page, logged in, no rule": (lua_static(tmp, "roost-filter-auth", "GET", "/ff/resources/Post/(gender%20eq%20%27male%27)?count=20", headers=auth), "/"),
             "filtered page, logged in, owner rule": (lua_static(tmp, "roost-filter-owner", "GET", "/ff/resources/Mine/(gender%20eq%20%27male%27)?count=20", headers=auth), "/"),
+            "GET a 100 KiB file": (lua_static(tmp, "roost-blob", "GET", blob_path), "/"),
         }, args, tmp)
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
 
         print("PocketBase: starting and seeding ...", file=sys.stderr, flush=True)
-        proc, port, token = start_pocketbase(args.pocketbase, tmp)
+        proc, port, token, blob_path = start_pocketbase(args.pocketbase, tmp)
         auth = {"Authorization": token}
         ids = seed(port, "/api/collections/posts/records", args.objects, headers=auth, id_field="id")
         pocketbase = measure("PocketBase", proc, port, {
@@ -228,6 +267,7 @@ def main():
             "create (logged in)": (lua_static(tmp, "pb-create", "POST", "/api/collections/posts/records", post, auth), "/"),
             "login": (lua_static(tmp, "pb-login", "POST", "/api/collections/users/auth-with-password",
                                  {"identity": "bench@example.com", "password": "benchpassword123"}), "/"),
+            "GET a 100 KiB file": (lua_static(tmp, "pb-blob", "GET", blob_path), "/"),
         }, args, tmp)
         pb_version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
         proc.send_signal(signal.SIGTERM)
@@ -280,13 +320,15 @@ Written by `bench/run.sh` on {datetime.date.today().isoformat()}.
   `(gender eq 'male' and guid eq random(guid))`, with `roost index create Post gender`.
 - Data: {args.objects} posts seeded over HTTP before the runs; wrk {args.duration} s at 50 connections
   (2 threads), {max(3, args.duration // 2)} s at 1 connection. Creates carry a user's token on both.
+- Files: one 100 KiB JPEG-typed file; Roost serves it with `sendfile`, PocketBase from its file endpoint.
 - Logins: Roost hashes with Argon2id (t=2, m=19 MiB) on low-priority threads; PocketBase uses bcrypt.
 
 {table}
 
 Ratios above 1 favour Roost. Targets (DESIGN.md and the issues): GET by id ≥ 4× and p99 ≤ half of
 PocketBase's; page of 20 and filtered page ≥ 4×; random pick ≥ 20×; authenticated create ≥ 3×; logins/s ≥ PocketBase's; GET by id keeps
-≥ 80% of its rate while logins run; peak RSS ≤ a third of PocketBase's; a filtered page under an owner rule
+≥ 80% of its rate while logins run; a 100 KiB file (Roost's blob member vs PocketBase's file
+endpoint, both public) ≥ 2×; peak RSS ≤ a third of PocketBase's; a filtered page under an owner rule
 keeps ≥ 85% of the same page without rules (both logged in; Roost only).
 """ + million_section)
     print(f"\nwrote {args.results}", file=sys.stderr)
