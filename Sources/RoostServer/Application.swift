@@ -3,6 +3,7 @@ import RoostCore
 import RoostHTTP
 import RoostJSON
 import RoostStore
+import Synchronization
 
 /// Everything `roost serve` can be told.
 public struct ServerConfiguration: Sendable {
@@ -44,6 +45,8 @@ public final class Application: Sendable {
     public let configuration: ServerConfiguration
     private let server: HTTPServer
     private let storage: SQLiteStorage
+    private let blobCollector: BlobCollector
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The app definition in force.
     public let definitions: AppDefinitionSource
 
@@ -74,9 +77,9 @@ public final class Application: Sendable {
             store: storage.objects, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
         let blobStorage = try FileBlobStorage(dataDirectory: configuration.dataDirectory)
-        let blobs = BlobService(
-            objects: objects, storage: blobStorage,
-            io: BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false))
+        let blobIO = BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false)
+        blobCollector = BlobCollector(storage: blobStorage, references: storage.objects, io: blobIO)
+        let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
         AdminRoutes(accounts: accounts).register(in: &router)
@@ -101,6 +104,28 @@ public final class Application: Sendable {
     public func start() async throws {
         try await createIndexes(of: definitions.definition)
         try server.start()
+        startBlobSweeps()
+    }
+
+    /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
+    private func startBlobSweeps() {
+        let collector = blobCollector
+        let task = Task.detached(priority: .background) {
+            while !Task.isCancelled {
+                do {
+                    let report = try await collector.collect(minimumAge: 3600)
+                    if report.removedBlobs + report.abandonedUploads > 0 {
+                        let line =
+                            "roost: removed \(report.removedBlobs) unreferenced blob(s), \(report.removedBytes) bytes, and \(report.abandonedUploads) abandoned upload(s)\n"
+                        FileHandle.standardError.write(Data(line.utf8))
+                    }
+                } catch {
+                    FileHandle.standardError.write(Data("roost: blob sweep failed: \(error)\n".utf8))
+                }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+        sweeper.withLock { $0 = task }
     }
 
     /// Re-reads the app definition file and puts it in force without dropping a connection; an
@@ -126,7 +151,10 @@ public final class Application: Sendable {
     public var port: Int { server.port }
 
     /// Finishes requests in flight, then stops.
-    public func shutdown() async { await server.shutdown() }
+    public func shutdown() async {
+        sweeper.withLock { $0?.cancel() }
+        await server.shutdown()
+    }
 }
 
 /// `/health` and `/metrics`.

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostStore
 
 let blobsHelp = """
@@ -8,7 +9,8 @@ let blobsHelp = """
       roost blobs gc [--data-dir PATH] [--min-age SECONDS] [--dry-run]
 
     Deleting an object or a blob member releases its reference; the bytes stay on disk (another
-    object may hold the same bytes) until gc finds nothing refers to them. Files younger than
+    object may hold the same bytes) until gc finds nothing refers to them. The server runs the
+    same sweep at start and every hour; this runs it now. Files younger than
     --min-age (default 3600) are kept, so an upload in flight on a running server is never taken.
     Temporary files of uploads whose server process is gone are removed too. The server may be
     running. --dry-run prints what would go.
@@ -47,36 +49,30 @@ func blobs(_ arguments: [String]) async -> Int32 {
         return 66
     }
     do {
-        let store = try SQLiteStorage(directory: dataDirectory).objects
-        let storage = try FileBlobStorage(dataDirectory: dataDirectory)
-        // Files first, references second: a blob adopted in between is referenced by then.
-        let files = try storage.stored()
-        let referenced = try await store.referencedBlobs()
-        let cutoff = Date().addingTimeInterval(-minimumAge)
-        let unreferenced = files.filter { !referenced.contains($0.sha256) && $0.modified <= cutoff }
-        let progress = Progress(total: unreferenced.count, label: dryRun ? "checking" : "removing")
-        var freed = 0
-        for blob in unreferenced {
-            if dryRun {
-                say("would remove \(blob.sha256) (\(blob.size) bytes)")
-            } else {
-                try storage.remove(blob.sha256)
-            }
-            freed += blob.size
-            progress.advance()
+        let collector = BlobCollector(
+            storage: try FileBlobStorage(dataDirectory: dataDirectory),
+            references: try SQLiteStorage(directory: dataDirectory).objects,
+            io: BackgroundWorkers(threads: 1, name: "roost-gc", lowPriority: false))
+        var progress: Progress?
+        let report = try await collector.collect(minimumAge: minimumAge, dryRun: dryRun) {
+            done, total, blob in
+            if progress == nil { progress = Progress(total: total, label: dryRun ? "checking" : "removing") }
+            if dryRun { say("would remove \(blob.sha256) (\(blob.size) bytes)") }
+            progress?.advance()
         }
-        progress.finish()
-        let temporary = try storage.abandonedTemporaryFiles()
-        if !dryRun { for path in temporary { unlink(path) } }
-        let verb = dryRun ? "would free" : "freed"
-        say(
-            "\(verb) \(unreferenced.count) blob\(unreferenced.count == 1 ? "" : "s") (\(describe(bytes: freed))) and \(temporary.count) abandoned upload\(temporary.count == 1 ? "" : "s"); \(files.count - unreferenced.count) blob\(files.count - unreferenced.count == 1 ? "" : "s") kept"
-        )
+        progress?.finish()
+        say("\(dryRun ? "would free" : "freed") \(summary(report))")
         return 0
     } catch {
         printError("\(error)")
         return 1
     }
+}
+
+func summary(_ report: BlobCollector.Report) -> String {
+    func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+    return "\(plural(report.removedBlobs, "blob")) (\(describe(bytes: report.removedBytes))) and "
+        + "\(plural(report.abandonedUploads, "abandoned upload")); \(plural(report.keptBlobs, "blob")) kept"
 }
 
 func describe(bytes: Int) -> String {
