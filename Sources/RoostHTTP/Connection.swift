@@ -28,6 +28,8 @@ final class Connection: @unchecked Sendable {
     private var lingerUntil: UInt64?
     /// Where the body of the request being received goes, when its route streams bodies.
     private var bodySink: (any RequestBodySink)?
+    /// The sink is backed up: reading and parsing wait until it catches up.
+    private var waitingForSink = false
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -107,7 +109,7 @@ final class Connection: @unchecked Sendable {
     }
 
     private func processBuffered() {
-        guard bev != nil, !handling, !closeAfterWrite else { return }
+        guard bev != nil, !handling, !closeAfterWrite, !waitingForSink else { return }
         while true {
             switch parser.next() {
             case .needMore(let sendContinue):
@@ -125,52 +127,60 @@ final class Connection: @unchecked Sendable {
                 }
                 bodySink = sink
             case .bodyPart(let bytes):
-                do {
-                    try bodySink?.write(bytes)
-                } catch {
-                    bodySink?.discard()
-                    bodySink = nil
-                    return sendError(Self.storageFailure)
-                }
+                guard let sink = bodySink, !sink.write(bytes), let bev else { continue }
+                waitingForSink = true
+                bufferevent_disable(bev, roost_ev_read())
+                let loop = self.loop
+                sink.whenReady { loop.execute { [self] in sinkCaughtUp() } }
+                return
             case .request(let head, let body):
-                var streamed: StreamedBody?
-                if let sink = bodySink {
-                    bodySink = nil
-                    do {
-                        streamed = try sink.finish()
-                    } catch {
-                        sink.discard()
-                        return sendError(Self.storageFailure)
-                    }
-                }
-                dispatch(head, body: body, streamed: streamed)
+                let sink = bodySink
+                bodySink = nil
+                dispatch(head, body: body, sink: sink)
                 return
             }
         }
     }
 
+    private func sinkCaughtUp() {
+        guard waitingForSink else { return }
+        waitingForSink = false
+        if let bev { bufferevent_enable(bev, roost_ev_read()) }
+        processBuffered()
+    }
+
     private static let storageFailure = HTTPProtocolError(
         status: 500, code: "internal", message: "The request body could not be stored; try again later.")
 
-    private func dispatch(_ head: RequestHead, body: [UInt8], streamed: StreamedBody?) {
+    private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
         let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
         var request = Request(
             method: HTTPMethod(rawValue: head.method), target: head.target, headers: headers, body: body,
             remoteAddress: remoteAddress)
-        request.streamedBody = streamed
         let received = request
         let keepAlive = head.keepAlive
         let responder = loop.server.responder
         let loop = self.loop
+        let storageFailure = loop.server.configuration.errorBody(Self.storageFailure)
         Task(executorPreference: loop) {
-            let request = received
-            let response = await responder.respond(to: request)
+            var request = received
+            let response: Response
+            do {
+                // A streamed body is complete once its sink has written everything.
+                request.streamedBody = try await sink?.finish()
+                response = await responder.respond(to: request)
+            } catch {
+                response = storageFailure
+            }
+            // A handler that kept the body moved its file away; any other leaves it to remove.
+            if let streamed = request.streamedBody { unlink(streamed.path) }
+            let handled = request
             if loop.inLoopThread {
-                self.finish(request, response, keepAlive: keepAlive, started: started)
+                self.finish(handled, response, keepAlive: keepAlive, started: started)
             } else {
-                loop.execute { [self] in finish(request, response, keepAlive: keepAlive, started: started) }
+                loop.execute { [self] in finish(handled, response, keepAlive: keepAlive, started: started) }
             }
         }
     }

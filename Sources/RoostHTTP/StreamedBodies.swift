@@ -1,12 +1,17 @@
 import Glibc
 import Synchronization
 
-/// Where a streamed request body goes as it arrives; used on the connection's loop thread only.
-public protocol RequestBodySink: AnyObject {
-    /// Takes the next bytes; a throw answers the request with 500 and closes the connection.
-    func write(_ bytes: ArraySlice<UInt8>) throws
-    /// The body is complete: what the handler receives as ``Request/streamedBody``.
-    func finish() throws -> StreamedBody
+/// Where a streamed request body goes as it arrives. Writing must not block the event loop, so a
+/// sink queues the bytes and does its I/O elsewhere, and pushes back when it falls behind.
+public protocol RequestBodySink: AnyObject, Sendable {
+    /// Queues the next bytes. Returns false when the sink is backed up: the connection stops
+    /// reading until the closure given to ``whenReady(_:)`` is called.
+    func write(_ bytes: ArraySlice<UInt8>) -> Bool
+    /// Calls `resume` (from any thread) once the sink can take more; at once if it already can.
+    func whenReady(_ resume: @escaping @Sendable () -> Void)
+    /// Waits for every queued write; what the handler receives as ``Request/streamedBody``.
+    /// Throws if any write failed (the partial file is removed).
+    func finish() async throws -> StreamedBody
     /// The request failed or the connection closed: remove what was written.
     func discard()
 }

@@ -2,6 +2,7 @@ import Foundation
 import RoostCore
 import RoostHTTP
 import RoostStore
+import Synchronization
 
 /// `/ff/resources/{Collection}/{guid}/{member}` for blobs: uploads streamed to disk, downloads
 /// sent with `sendfile`, single ranges, and headers that keep browsers from running the bytes.
@@ -112,46 +113,104 @@ struct BlobRoutes: Sendable {
     }
 }
 
-/// Receives an upload into a temporary file of the blob storage, hashing it on the way.
-// Not Sendable: a connection uses its sink on its own loop thread only.
-final class BlobUploadSink: RequestBodySink {
+/// Receives an upload into a temporary file of the blob storage, hashing it on the way. The
+/// writes run on a queue of the sink's own, never on the event loop; past 4 MiB in flight the
+/// connection stops reading until the queue is down to 1 MiB.
+// @unchecked Sendable: the file state (descriptor, digest, size, prefix, failure) is used only on
+// `queue`; the flow counters and the resume closure only under `flow`.
+final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
+    private static let highWater = 4 << 20
+    private static let lowWater = 1 << 20
+
+    private struct Flow {
+        var pending = 0
+        var resume: (@Sendable () -> Void)?
+    }
+
+    private let queue = DispatchQueue(label: "roost-upload")
+    private let flow = Mutex(Flow())
     private let path: String
     private var descriptor: Int32
     private let digest = StreamingDigest()
     private var size = 0
     private var prefix: [UInt8] = []
+    private var failure: String?
 
     init(storage: any BlobStorage) throws {
         (path, descriptor) = try storage.makeTemporaryFile()
     }
 
-    func write(_ bytes: ArraySlice<UInt8>) throws {
-        if prefix.count < 16 { prefix += bytes.prefix(16 - prefix.count) }
-        digest.update(bytes)
-        size += bytes.count
-        try bytes.withUnsafeBytes { buffer in
+    func write(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let chunk = Array(bytes)
+        let pending = flow.withLock { flow in
+            flow.pending += chunk.count
+            return flow.pending
+        }
+        queue.async { [self] in
+            store(chunk)
+            let resume: (@Sendable () -> Void)? = flow.withLock { flow in
+                flow.pending -= chunk.count
+                guard flow.pending <= Self.lowWater, let resume = flow.resume else { return nil }
+                flow.resume = nil
+                return resume
+            }
+            resume?()
+        }
+        return pending < Self.highWater
+    }
+
+    func whenReady(_ resume: @escaping @Sendable () -> Void) {
+        let ready = flow.withLock { flow in
+            if flow.pending <= Self.lowWater { return true }
+            flow.resume = resume
+            return false
+        }
+        if ready { resume() }
+    }
+
+    /// On `queue`: hashes and appends a chunk; the first failure stops the rest.
+    private func store(_ chunk: [UInt8]) {
+        guard failure == nil, descriptor >= 0 else { return }
+        if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
+        digest.update(chunk[...])
+        size += chunk.count
+        chunk.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = Foundation.write(
                     descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw StoreError.io("could not write an upload: \(String(cString: strerror(errno)))")
+                    failure = "could not write an upload: \(String(cString: strerror(errno)))"
+                    return
                 }
                 offset += written
             }
         }
     }
 
-    func finish() throws -> StreamedBody {
-        close(descriptor)
-        descriptor = -1
-        return StreamedBody(path: path, size: size, digest: digest.finish(), prefix: prefix)
+    func finish() async throws -> StreamedBody {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [self] in
+                if descriptor >= 0 { close(descriptor) }
+                descriptor = -1
+                if let failure {
+                    unlink(path)
+                    continuation.resume(throwing: StoreError.io(failure))
+                } else {
+                    continuation.resume(
+                        returning: StreamedBody(
+                            path: path, size: size, digest: digest.finish(), prefix: prefix))
+                }
+            }
+        }
     }
 
     func discard() {
-        if descriptor >= 0 { close(descriptor) }
-        descriptor = -1
-        unlink(path)
+        queue.async { [self] in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+            unlink(path)
+        }
     }
 }

@@ -282,6 +282,10 @@ import Testing
             try await server.client.send("PUT", diary, headers: [("X-Token", other)], body: [4]).status == 404
         )
         #expect(try await server.client.send("GET", diary, headers: [("X-Token", owner)]).body == [3])
+        let badToken = try await server.client.send(
+            "PUT", photo, headers: [("X-Token", "nonsense")], body: [5])
+        #expect(badToken.status == 401)
+        #expect(badToken.json["code"] as? String == "invalid_token")
         #expect(temporaryFiles(server).isEmpty, "refused uploads leave nothing behind")
     }
 
