@@ -30,7 +30,9 @@ struct IdempotentWrites: Sendable {
         case .run(let ticket):
             let response: Response
             do {
-                response = try await handler(request, principal)
+                response = try await IdempotencyMark.$current.withValue(ticket.mark) {
+                    try await handler(request, principal)
+                }
             } catch {
                 let failure = ErrorBoundary.response(for: error, request: request)
                 guard failure.status < 500 else {

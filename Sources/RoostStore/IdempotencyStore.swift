@@ -17,6 +17,21 @@ public struct RecordedResponse: Sendable, Equatable {
     }
 }
 
+/// The `Idempotency-Key` of the request whose write runs in this task, if it has one. Object
+/// writes mark the key as run inside their own transaction, so a crash between that commit and
+/// the recording of the answer cannot let the write run twice.
+public struct IdempotencyMark: Sendable, Equatable {
+    public let scope: String
+    public let key: String
+
+    public init(scope: String, key: String) {
+        self.scope = scope
+        self.key = key
+    }
+
+    @TaskLocal public static var current: IdempotencyMark?
+}
+
 /// What a reservation of a key found.
 public enum IdempotencyReservation: Sendable, Equatable {
     /// The key is new (or expired, or abandoned by a crash): run the request.
@@ -27,6 +42,8 @@ public enum IdempotencyReservation: Sendable, Equatable {
     case inProgress
     /// The key was used for a different request.
     case mismatch
+    /// The request's write committed, but its process died before the answer was recorded.
+    case ranWithoutAnswer
 }
 
 /// Keys of idempotent writes, per caller.
@@ -67,8 +84,18 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
                     PRIMARY KEY (scope, key)
                 );
                 CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
-                """)
+                """),
+        Migration(
+            version: 7, name: "idempotency keys mark their write",
+            sql: "ALTER TABLE idempotency_keys ADD COLUMN ran INTEGER NOT NULL DEFAULT 0;"),
     ]
+
+    /// Inside an object write's transaction: the request's key is marked as run.
+    static func markRun(_ mark: IdempotencyMark?, on connection: SQLiteConnection) throws {
+        guard let mark else { return }
+        try connection.run(
+            "UPDATE idempotency_keys SET ran = 1 WHERE scope = \(mark.scope) AND key = \(mark.key)")
+    }
 
     public init(database: SQLiteDatabase) {
         self.database = database
@@ -81,7 +108,7 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
         try await database.write { connection in
             let existing = try connection.first(
                 """
-                SELECT fingerprint, completed, status, headers, body, created_at FROM idempotency_keys
+                SELECT fingerprint, completed, status, headers, body, created_at, ran FROM idempotency_keys
                 WHERE scope = \(scope) AND key = \(key)
                 """
             ) { row in
@@ -90,19 +117,20 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
                     response: RecordedResponse(
                         status: Int(row.integer(2)), headers: Self.decodeHeaders(row.text(3) ?? ""),
                         body: row.bytes(4)),
-                    createdAt: row.integer(5)
+                    createdAt: row.integer(5), ran: row.integer(6) == 1
                 )
             }
             if let existing, existing.createdAt >= expiredBefore {
                 if existing.fingerprint != fingerprint { return .mismatch }
                 if existing.completed { return .completed(existing.response) }
                 if existing.createdAt >= abandonedBefore { return .inProgress }
+                if existing.ran { return .ranWithoutAnswer }
             }
             try connection.run(
                 """
                 INSERT INTO idempotency_keys (scope, key, fingerprint, created_at)
                 VALUES (\(scope), \(key), \(fingerprint), \(now))
-                ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, completed = 0,
+                ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, completed = 0, ran = 0,
                 status = NULL, headers = NULL, body = NULL, created_at = excluded.created_at
                 """)
             return .reserved

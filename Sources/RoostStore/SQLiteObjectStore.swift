@@ -85,7 +85,11 @@ public final class SQLiteObjectStore: ObjectStore {
     }
 
     public func insert(_ object: StoredObject) async throws {
-        try await database.write { connection in try Self.insert(object, on: connection) }
+        let mark = IdempotencyMark.current
+        try await database.write { connection in
+            try Self.insert(object, on: connection)
+            try SQLiteIdempotencyStore.markRun(mark, on: connection)
+        }
     }
 
     /// Inserts inside a write the caller already holds, so other stores can write objects atomically.
@@ -143,11 +147,13 @@ public final class SQLiteObjectStore: ObjectStore {
         in collection: String, guid: String,
         _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
     ) async throws -> StoredObject {
-        try await database.write { connection in
+        let mark = IdempotencyMark.current
+        return try await database.write { connection in
             guard let current = try Self.object(in: collection, guid: guid, on: connection) else {
                 throw StoreError.notFound
             }
             let next = try transform(current)
+            try SQLiteIdempotencyStore.markRun(mark, on: connection)
             try connection.run(
                 """
                 UPDATE objects SET document = \(Self.text(next.document)), updated_by = \(next.updatedBy),
@@ -164,11 +170,13 @@ public final class SQLiteObjectStore: ObjectStore {
     public func delete(
         in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void
     ) async throws {
+        let mark = IdempotencyMark.current
         try await database.write { connection in
             guard let current = try Self.object(in: collection, guid: guid, on: connection) else {
                 throw StoreError.notFound
             }
             try check(current)
+            try SQLiteIdempotencyStore.markRun(mark, on: connection)
             try connection.run("DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)")
             if collection == Self.groupCollection {
                 try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")

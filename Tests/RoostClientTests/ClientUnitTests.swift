@@ -98,6 +98,19 @@ import Testing
         #expect(await client.currentUser == nil)
     }
 
+    @Test func aWriteWhoseAnswerTheServerLostIsReadBack() async throws {
+        let transport = ScriptedTransport([
+            serverError(409, "idempotency_key_lost_answer"),
+            ScriptedTransport.json(
+                200, Self.created.replacingOccurrences(of: "\"version\":1", with: "\"version\":2")),
+        ])
+        let (client, _) = try client(transport)
+        let outcome = try await client.patch(Note.self, guid: "g1", ["text": "a"], policy: .queueWhenOffline)
+        #expect(outcome.stored?.metadata.version == 2)
+        #expect(await client.pendingOperations.isEmpty)
+        #expect(transport.requests.map(\.method) == ["PATCH", "GET"])
+    }
+
     @Test func aNonRoostAnswerIsReportedAsSuch() async throws {
         let transport = ScriptedTransport([ScriptedTransport.json(502, "<html>Bad gateway</html>")])
         let (client, _) = try client(transport)

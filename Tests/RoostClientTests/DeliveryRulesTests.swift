@@ -60,6 +60,11 @@ import Testing
             ),
             ("guid taken", create, ScriptedTransport.json(409, error(409, "conflict")), .confirmCreate),
             (
+                "made, answer lost", operation(.patch),
+                ScriptedTransport.json(409, error(409, "idempotency_key_lost_answer")),
+                .delivered(version: nil)
+            ),
+            (
                 "token expired", create, ScriptedTransport.json(401, error(401, "invalid_token")),
                 .waitForLogin
             ),

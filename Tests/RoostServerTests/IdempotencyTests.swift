@@ -151,6 +151,66 @@ import Testing
         #expect(try await count(server, "Note") == 1)
     }
 
+    /// The write commits with its key marked in the same transaction, then the process dies
+    /// before recording the answer: a resend must not run it again.
+    @Test func aWriteThatCommittedButLostItsAnswerIsNotRunAgain() async throws {
+        let clock = ManualClock()
+        let server = try await server(clock: clock)
+        let created = try await server.client.send("POST", "/ff/resources/Note", json: #"{"n":1}"#)
+        let guid = try #require(created.json["guid"] as? String)
+        let path = "/ff/resources/Note/\(guid)"
+        let database = try SQLiteDatabase(
+            path: server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations)
+        let keys = SQLiteIdempotencyStore(database: database)
+        let objects = SQLiteObjectStore(database: database)
+        let body = Array(#"{"n":2}"#.utf8)
+        #expect(
+            try await keys.reserve(
+                scope: "", key: "lost-answer",
+                fingerprint: IdempotencyService.fingerprint(method: "PATCH", target: path, body: body),
+                now: clock.nowMilliseconds(), expiredBefore: 0, abandonedBefore: 0) == .reserved)
+        _ = try await IdempotencyMark.$current.withValue(IdempotencyMark(scope: "", key: "lost-answer")) {
+            try await objects.update(in: "Note", guid: guid) { current in
+                var next = current
+                next.version += 1
+                return next
+            }
+        }
+        let headers = [("Idempotency-Key", "lost-answer")]
+        let running = try await server.client.send("PATCH", path, json: #"{"n":2}"#, headers: headers)
+        #expect(running.json["code"] as? String == "idempotency_key_in_use")
+        clock.advance(seconds: 121)
+        for _ in 0..<2 {
+            let resent = try await server.client.send("PATCH", path, json: #"{"n":2}"#, headers: headers)
+            #expect(resent.status == 409)
+            #expect(resent.json["code"] as? String == "idempotency_key_lost_answer")
+        }
+        let stored = try await objects.object(in: "Note", guid: guid)
+        #expect(stored?.version == 2, "the write ran once")
+    }
+
+    /// A write refused inside its transaction leaves the key unmarked, so it can run again.
+    @Test func aRefusedWriteDoesNotMarkItsKey() async throws {
+        let server = try await server()
+        let created = try await server.client.send("POST", "/ff/resources/Note", json: #"{"n":1}"#)
+        let path = "/ff/resources/Note/\(created.json["guid"] as! String)"
+        _ = try await server.client.send(
+            "PATCH", path, json: #"{"n":2}"#,
+            headers: [("Idempotency-Key", "refused"), ("If-Match", "\"9\"")])
+        let database = try SQLiteDatabase(path: server.dataDirectory + "/roost.sqlite", migrations: [])
+        let ran = try database.read {
+            try $0.first("SELECT ran FROM idempotency_keys WHERE key = 'refused'") { $0.integer(0) }
+        }
+        #expect(ran == 0)
+        let applied = try await server.client.send(
+            "PATCH", path, json: #"{"n":2}"#, headers: [("Idempotency-Key", "applied")])
+        #expect(applied.status == 200)
+        let marked = try database.read {
+            try $0.first("SELECT ran FROM idempotency_keys WHERE key = 'applied'") { $0.integer(0) }
+        }
+        #expect(marked == 1)
+    }
+
     @Test func concurrentRepeatsRunOnce() async throws {
         let server = try await server()
         let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in

@@ -157,6 +157,13 @@ extension RoostClient {
             var answer = try? outcome.get()
             if verdict == .confirmCreate {
                 (verdict, answer) = await confirmCreate(operation, conflict: answer)
+            } else if case .delivered = verdict, answer?.status == 409, operation.kind != .delete {
+                // Done, but the answer was lost on the server: the object as it is now stands in.
+                answer = try? await send(
+                    TransportRequest(
+                        method: "GET", path: Self.objectPath(operation.collection, operation.guid)),
+                    owner: .some(operation.owner))
+                if answer?.status != 200 { answer = TransportResponse(status: 204) }
             }
             switch verdict {
             case .delivered(let version):

@@ -107,6 +107,8 @@ enum DeliveryVerdict: Equatable {
         case 401: return operation.owner == nil ? .drop(error) : .waitForLogin
         case 404 where operation.kind == .delete: return .delivered(version: nil)
         case 409 where operation.kind == .create && error.code == "conflict": return .confirmCreate
+        // The server made the write but crashed before recording its answer: done.
+        case 409 where error.code == "idempotency_key_lost_answer": return .delivered(version: nil)
         default:
             guard error.isTransient else { return .drop(error) }
             let retryAfter = response.header("Retry-After").flatMap(Int.init).map { Duration.seconds($0) }

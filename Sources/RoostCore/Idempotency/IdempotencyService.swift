@@ -19,6 +19,9 @@ public final class IdempotencyService: Sendable {
     public struct Ticket: Sendable {
         let scope: String
         let key: String
+
+        /// What the run's object write records in its own transaction.
+        public var mark: IdempotencyMark { IdempotencyMark(scope: scope, key: key) }
     }
 
     /// What to do with a request.
@@ -55,6 +58,7 @@ public final class IdempotencyService: Sendable {
         case .completed(let response): return .replay(response)
         case .inProgress: throw RoostError.idempotencyKeyInUse
         case .mismatch: throw RoostError.idempotencyKeyReused
+        case .ranWithoutAnswer: throw RoostError.idempotencyKeyLostAnswer
         }
     }
 
@@ -100,6 +104,11 @@ extension RoostError {
         status: 409, code: "idempotency_key_in_use",
         message:
             "A request with this Idempotency-Key is still running; retry in a moment to get its response."
+    )
+    static let idempotencyKeyLostAnswer = RoostError(
+        status: 409, code: "idempotency_key_lost_answer",
+        message:
+            "The write with this Idempotency-Key was made, but the server stopped before recording its answer; read the object to see it."
     )
     static let idempotencyKeyReused = RoostError(
         status: 422, code: "idempotency_key_reused",
