@@ -26,7 +26,7 @@ import Testing
     static func sha256(_ bytes: [UInt8]) -> String {
         let digest = StreamingDigest()
         digest.update(bytes[...])
-        return digest.finish().map { String(format: "%02x", $0) }.joined()
+        return Sodium.hex(digest.finish())
     }
 
     func blobFiles(_ server: TestServer) -> [String] {

@@ -30,10 +30,12 @@ public enum Sodium {
         ensureReady()
         var digest = [UInt8](repeating: 0, count: 16)
         crypto_generichash(&digest, 16, bytes, UInt64(bytes.count), nil, 0)
-        return digest.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        return hex(digest)
+    }
+
+    /// Lowercase hex, two digits a byte.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
     }
 
     /// A random throwaway password, for the decoy hash.

@@ -49,7 +49,7 @@ public struct BlobService: Sendable {
         do {
             try Self.validate(member: member)
             let type = try BlobContent.contentType(declared: contentType, prefix: upload.prefix)
-            let sha256 = upload.digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+            let sha256 = Sodium.hex(upload.digest)
             let path = upload.path
             // On disk before the object refers to it; flushed off the event loops.
             let flushed = await io.run {
