@@ -136,13 +136,13 @@ public struct RequestParser: Sendable {
                 scanned = position
                 body = []
                 bodyCount = 0
-                let streamLimit = limits.streamedBodyLimit?(head)
+                // Only a request with a body can stream one; GETs skip the question.
+                let streamLimit = framing == .none ? nil : limits.streamedBodyLimit?(head)
                 streaming = streamLimit != nil
                 bodyLimit = streamLimit ?? limits.maxBodyBytes
                 switch framing {
                 case .none:
-                    if !streaming { return finish(head) }
-                    state = .fixedBody(head, remaining: 0)
+                    return finish(head)
                 case .length(let length):
                     if length > bodyLimit { return tooLarge() }
                     if length == 0 && !streaming { return finish(head) }

@@ -16,6 +16,8 @@ public struct Router: Responder {
         let method: HTTPMethod
         let pattern: String
         let segments: [Segment]
+        /// Whether the body goes to a ``RequestBodySink`` instead of memory.
+        let streamsBody: Bool
         let handler: Handler
     }
 
@@ -28,31 +30,53 @@ public struct Router: Responder {
         self.errorResponse = errorResponse
     }
 
-    /// Adds a route. The pattern is a path such as `/ff/resources/:collection/:guid`.
-    public mutating func on(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping Handler) {
+    /// Adds a route. The pattern is a path such as `/ff/resources/:collection/:guid`; with
+    /// `streamingBody`, request bodies stream to the server's body sink (see ``streamsBody(_:)``).
+    public mutating func on(
+        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false, _ handler: @escaping Handler
+    ) {
         let segments = pattern.split(separator: "/").map { part -> Segment in
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
             if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        routes.append(
+            Route(
+                method: method, pattern: pattern, segments: segments, streamsBody: streamingBody,
+                handler: handler))
     }
 
-    public func respond(to request: Request) async -> Response {
-        var request = request
-        let path = request.path.split(separator: "/", omittingEmptySubsequences: true)
-        // Match on raw segments first; only the chosen route's parameters get decoded.
+    /// Whether the route a request head goes to streams its body; asked once the head has arrived.
+    public func streamsBody(_ head: RequestHead) -> Bool {
+        let target = head.target.split(separator: "?", maxSplits: 1).first ?? ""
+        let path = target.split(separator: "/", omittingEmptySubsequences: true)
+        return match(HTTPMethod(rawValue: head.method), path).forMethod?.route.streamsBody ?? false
+    }
+
+    /// The best route for the path under any method, under this method, and under GET.
+    private func match(_ method: HTTPMethod, _ path: [Substring]) -> (
+        any: (route: Route, score: Int)?, forMethod: (route: Route, score: Int)?,
+        get: (route: Route, score: Int)?
+    ) {
         var best: (route: Route, score: Int)?
         var bestForMethod: (route: Route, score: Int)?
         var bestGet: (route: Route, score: Int)?
         for route in routes {
             guard let score = Self.score(route.segments, path) else { continue }
             if best == nil || score > best!.score { best = (route, score) }
-            if route.method == request.method, bestForMethod == nil || score > bestForMethod!.score {
+            if route.method == method, bestForMethod == nil || score > bestForMethod!.score {
                 bestForMethod = (route, score)
             }
             if route.method == .get, bestGet == nil || score > bestGet!.score { bestGet = (route, score) }
         }
+        return (best, bestForMethod, bestGet)
+    }
+
+    public func respond(to request: Request) async -> Response {
+        var request = request
+        let path = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        // Match on raw segments first; only the chosen route's parameters get decoded.
+        let (best, bestForMethod, bestGet) = match(request.method, path)
         guard let best else {
             return errorResponse(RoutingError.notFound(path: String(request.path)), request)
         }

@@ -86,7 +86,8 @@ public final class Application: Sendable {
         SystemRoutes(metrics: metrics).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
-        limits.streamedBodyLimit = { head in BlobRoutes.isUpload(head) ? maxBlobBytes : nil }
+        let routes = router.router
+        limits.streamedBodyLimit = { head in routes.streamsBody(head) ? maxBlobBytes : nil }
         var httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
             limits: limits,

@@ -41,20 +41,20 @@ struct APIRouter {
 
     /// Adds a route whose handler gets the principal (nil when anonymous).
     mutating func on(
-        _ method: HTTPMethod, _ pattern: String,
+        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
         _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
     ) {
-        router.on(method, pattern) { [authenticator] request in
+        router.on(method, pattern, streamingBody: streamingBody) { [authenticator] request in
             try await handler(request, try await authenticator.principal(for: request))
         }
     }
 
     /// Adds a write route that honours `Idempotency-Key`.
     mutating func onWrite(
-        _ method: HTTPMethod, _ pattern: String,
+        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
         _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
     ) {
-        on(method, pattern) { [idempotentWrites] request, principal in
+        on(method, pattern, streamingBody: streamingBody) { [idempotentWrites] request, principal in
             try await idempotentWrites.respond(to: request, principal: principal, handler)
         }
     }

@@ -9,17 +9,12 @@ import Synchronization
 struct BlobRoutes: Sendable {
     let service: BlobService
 
-    /// Whether a request head is a blob upload, whose body streams to disk.
-    static func isUpload(_ head: RequestHead) -> Bool {
-        guard head.method == "PUT" else { return false }
-        let path = head.target.split(separator: "?", maxSplits: 1).first ?? ""
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts[1] == "ff" && parts[2] == "resources" && !parts[4].hasPrefix("(")
-            && parts[5] != "ffACL" && !parts[5].isEmpty
-    }
-
     func upload(_ request: Request, _ principal: Principal?) async throws -> Response {
-        guard let body = request.streamedBody else { throw RoostError.internalError }
+        guard let body = request.streamedBody else {
+            throw RoostError(
+                status: 411, code: "length_required",
+                message: "Send the blob's bytes with a Content-Length (0 for an empty blob) or chunked.")
+        }
         let object = try await service.put(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             member: request.parameters["member"]!,

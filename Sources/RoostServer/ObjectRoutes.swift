@@ -21,14 +21,13 @@ struct ObjectRoutes: Sendable {
         router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
         router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
         router.onWrite(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
-        router.onWrite(.put, "/ff/resources/:collection/:guid/:member") { request, principal in
-            request.parameters["member"] == "ffACL"
-                ? try await setACL(request, principal) : try await blobs.upload(request, principal)
+        router.onWrite(.put, "/ff/resources/:collection/:guid/ffACL") { try await setACL($0, $1) }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid/ffACL") { try await removeACL($0, $1) }
+        // Any other member is a blob, whose bytes stream to disk as they arrive.
+        router.onWrite(.put, "/ff/resources/:collection/:guid/:member", streamingBody: true) {
+            try await blobs.upload($0, $1)
         }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { request, principal in
-            request.parameters["member"] == "ffACL"
-                ? try await removeACL(request, principal) : try await blobs.delete(request, principal)
-        }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { try await blobs.delete($0, $1) }
     }
 
     /// Users are created and deleted through the account endpoints, which keep names and emails
@@ -111,8 +110,7 @@ struct ObjectRoutes: Sendable {
 
     /// `PUT .../{guid}/ffACL` with `{readUsers, readGroups, writeUsers, writeGroups}`.
     private func setACL(_ request: Request, _ principal: Principal?) async throws -> Response {
-        try Self.expectACLMember(request)
-        return Response.json(
+        Response.json(
             200,
             try await service.setACL(
                 in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
@@ -121,19 +119,10 @@ struct ObjectRoutes: Sendable {
 
     /// `DELETE .../{guid}/ffACL`: back to the collection's rules.
     private func removeACL(_ request: Request, _ principal: Principal?) async throws -> Response {
-        try Self.expectACLMember(request)
         try await service.removeACL(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             ifMatch: request.headers["If-Match"], caller: principal)
         return Response(status: 204)
-    }
-
-    private static func expectACLMember(_ request: Request) throws {
-        guard request.parameters["member"] == "ffACL" else {
-            throw RoostError(
-                status: 404, code: "not_found",
-                message: "Only an object's access list, .../{guid}/ffACL, can be written below an object.")
-        }
     }
 
     /// `.../{guid}/BackReferences.{Collection}.{field}`, or `.../({query})/{member}` split oddly by a

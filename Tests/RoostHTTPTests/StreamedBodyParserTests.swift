@@ -97,3 +97,31 @@ struct StreamedBodyParserTests {
         #expect(chunked.status == 413)
     }
 }
+
+/// Which routes stream their bodies is the router's to say, by route.
+@Suite("Router: streamed-body routes")
+struct StreamingRouteTests {
+    let router: Router = {
+        var router = Router { _, _ in Response(status: 500) }
+        router.on(.put, "/files/:id/acl") { _ in Response(status: 200) }
+        router.on(.put, "/files/:id/:member", streamingBody: true) { _ in Response(status: 200) }
+        router.on(.post, "/files") { _ in Response(status: 201) }
+        return router
+    }()
+
+    func head(_ method: String, _ target: String) -> RequestHead {
+        RequestHead(method: method, target: target, minorVersion: 1, headers: [], keepAlive: true)
+    }
+
+    @Test(arguments: [
+        ("PUT", "/files/a/photo", true),
+        ("PUT", "/files/a/photo?x=1", true),
+        ("PUT", "/files/a/acl", false),
+        ("DELETE", "/files/a/photo", false),
+        ("POST", "/files", false),
+        ("PUT", "/elsewhere", false),
+    ])
+    func theChosenRouteDecides(method: String, target: String, streams: Bool) {
+        #expect(router.streamsBody(head(method, target)) == streams)
+    }
+}
