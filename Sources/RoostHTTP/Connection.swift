@@ -156,10 +156,9 @@ final class Connection: @unchecked Sendable {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
         let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
-        var request = Request(
+        let received = Request(
             method: HTTPMethod(rawValue: head.method), target: head.target, headers: headers, body: body,
             remoteAddress: remoteAddress)
-        let received = request
         let keepAlive = head.keepAlive
         let responder = loop.server.responder
         let loop = self.loop

@@ -97,7 +97,7 @@ public struct PasswordHasher: Sendable {
         let bytes = Array(password.utf8CString.dropLast())
         let status = crypto_pwhash_str(&output, bytes, UInt64(bytes.count), operations, memory)
         precondition(status == 0, "Argon2id ran out of memory")
-        return String(cString: output)
+        return String(decoding: output.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Whether `password` matches `hash`, in constant time for equal-length inputs.

@@ -90,7 +90,7 @@ public final class IdempotencyService: Sendable {
         guard now - last > 60 * 60 * 1000,
             lastPurge.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
         else { return }
-        try? await store.purge(createdBefore: now - Self.retention)
+        _ = try? await store.purge(createdBefore: now - Self.retention)
     }
 }
 
