@@ -18,9 +18,10 @@ struct IdempotentWrites: Sendable {
         _ handler: @Sendable (Request, Principal?) async throws -> Response
     ) async throws -> Response {
         guard let key = request.headers[Self.header] else { return try await handler(request, principal) }
+        // A streamed body is known by its digest: two uploads differ when their bytes do.
         let decision = try await service.begin(
             key: key, caller: principal, method: request.method.rawValue, target: request.target,
-            body: request.body)
+            body: request.body + (request.streamedBody?.digest ?? []))
         switch decision {
         case .replay(let recorded):
             var response = Response(status: recorded.status, body: recorded.body)

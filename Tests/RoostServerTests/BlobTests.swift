@@ -130,6 +130,23 @@ import Testing
         #expect(got.json["code"] as? String == "range_not_satisfiable")
     }
 
+    @Test func anUploadWithAnIdempotencyKeyRunsOnceAndOtherBytesAreRefused() async throws {
+        let server = try await server()
+        let guid = try await newObject(server)
+        let path = "/ff/resources/Celebrity/\(guid)/data"
+        let key = [("Idempotency-Key", "upload-1")]
+        let first = try await server.client.send("PUT", path, headers: key, body: [1, 2, 3])
+        let again = try await server.client.send("PUT", path, headers: key, body: [1, 2, 3])
+        #expect(first.status == 200)
+        #expect(again.header("Idempotent-Replayed") == "true")
+        #expect(again.json["version"] as? Int == 2)
+        let other = try await server.client.send("PUT", path, headers: key, body: [9, 9])
+        #expect(other.status == 422)
+        #expect(other.json["code"] as? String == "idempotency_key_reused")
+        #expect(try await server.client.send("GET", path).body == [1, 2, 3])
+        #expect(temporaryFiles(server).isEmpty)
+    }
+
     @Test func anUnchangedBlobRevalidatesWith304() async throws {
         let server = try await server()
         let guid = try await newObject(server)
