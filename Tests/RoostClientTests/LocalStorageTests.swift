@@ -39,6 +39,32 @@ import Testing
         #expect(lines.count == 2)
     }
 
+    @Test func aLargeBodyLivesInAFileOfItsOwn() throws {
+        let path = folder + "/queue.log"
+        let log = try OperationLog(path: path)
+        let big = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
+        let upload = QueuedOperation(
+            id: "upload-1", sequence: log.takeSequence(), kind: .upload, collection: "Photo", guid: "p1",
+            expectedVersion: nil, body: big, owner: nil, queuedAt: Date(), attempts: 0)
+        let stored = try log.add(upload)
+        #expect(stored.body == nil)
+        #expect(stored.bodyFile == "upload-1")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count < 2000, "the log holds no bytes of it")
+        let file = folder + "/queue-bodies/upload-1"
+        #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
+        let small = try log.add(operation(log, "small"))
+        #expect(small.body != nil && small.bodyFile == nil)
+
+        // A file no operation names (a crash between writing it and logging) goes at the next open.
+        try Data("orphan".utf8).write(to: URL(fileURLWithPath: folder + "/queue-bodies/orphan"))
+        let reopened = try OperationLog(path: path)
+        #expect(reopened.body(of: reopened.operations[0]) == big)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/queue-bodies/orphan"))
+        try reopened.remove("upload-1")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(reopened.operations.map(\.guid) == ["small"])
+    }
+
     @Test func aLineCutShortByACrashIsSkipped() throws {
         let path = folder + "/queue.log"
         let log = try OperationLog(path: path)

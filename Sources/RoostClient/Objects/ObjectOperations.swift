@@ -142,15 +142,16 @@ extension RoostClient {
 
     /// Sends a write now, or (with ``OfflinePolicy/queueWhenOffline``) stores it in the queue
     /// first, so a crash between sending and hearing back cannot lose or repeat it.
-    func write(_ operation: QueuedOperation, policy: OfflinePolicy) async throws -> WriteResult {
+    func write(_ write: QueuedOperation, policy: OfflinePolicy) async throws -> WriteResult {
         switch policy {
         case .failWhenOffline:
-            let response = try await perform(operation.request)
-            remember(response, of: operation)
+            let response = try await perform(write.request(body: write.body))
+            remember(response, of: write)
             return .delivered(response)
         case .queueWhenOffline:
+            let operation: QueuedOperation
             do {
-                try log.store(operation)
+                operation = try log.add(write)
             } catch {
                 throw RoostError.storageFailed("store the write in the offline queue", error)
             }

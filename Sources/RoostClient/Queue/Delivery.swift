@@ -149,7 +149,8 @@ extension RoostClient {
             }
             let outcome: Result<TransportResponse, RoostError>
             do {
-                outcome = .success(try await send(operation.request, owner: .some(operation.owner)))
+                let request = operation.request(body: log.body(of: operation))
+                outcome = .success(try await send(request, owner: .some(operation.owner)))
             } catch {
                 outcome = .failure(error as? RoostError ?? RoostError.storageFailed("send", error))
             }

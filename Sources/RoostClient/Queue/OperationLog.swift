@@ -21,6 +21,9 @@ final class OperationLog {
     }
 
     let path: String
+    /// Where bodies over ``inlineBodyLimit`` bytes are kept, one file per operation.
+    let bodyFolder: String
+    static let inlineBodyLimit = 64 * 1024
     private var descriptor: Int32 = -1
     /// Pending operations, in queue order.
     private(set) var operations: [QueuedOperation] = []
@@ -28,6 +31,7 @@ final class OperationLog {
 
     init(path: String) throws {
         self.path = path
+        bodyFolder = (path as NSString).deletingLastPathComponent + "/queue-bodies"
         var pending: [String: QueuedOperation] = [:]
         var lineCount = 0
         if let data = FileManager.default.contents(atPath: path) {
@@ -44,6 +48,7 @@ final class OperationLog {
             try compact()
         }
         try openForAppending()
+        try removeUnusedBodies()
     }
 
     deinit {
@@ -67,9 +72,32 @@ final class OperationLog {
         }
     }
 
+    /// Stores a new operation, moving a large body to a file of its own first; returns the
+    /// operation as stored.
+    func add(_ operation: QueuedOperation) throws -> QueuedOperation {
+        var stored = operation
+        if let body = operation.body, body.count > Self.inlineBodyLimit {
+            try FileSystem.makeFolder(bodyFolder)
+            try FileSystem.writeAtomically(body, to: bodyFolder + "/" + operation.id)
+            stored.body = nil
+            stored.bodyFile = operation.id
+        }
+        try store(stored)
+        return stored
+    }
+
+    /// An operation's body, from the log or its file.
+    func body(of operation: QueuedOperation) -> Data? {
+        if let body = operation.body { return body }
+        return operation.bodyFile.flatMap { FileManager.default.contents(atPath: bodyFolder + "/" + $0) }
+    }
+
     /// Marks an operation finished; the file is emptied once nothing is pending.
     func remove(_ id: String) throws {
         try append(Record(done: id))
+        if let file = operations.first(where: { $0.id == id })?.bodyFile {
+            try? FileManager.default.removeItem(atPath: bodyFolder + "/" + file)
+        }
         operations.removeAll { $0.id == id }
         if operations.isEmpty { try compact() }
     }
@@ -78,6 +106,17 @@ final class OperationLog {
     func removeAll() throws {
         operations = []
         try compact()
+        try removeUnusedBodies()
+    }
+
+    /// Body files no pending operation names: left by a crash between writing one and logging
+    /// its operation, or between logging a finish and removing the file.
+    private func removeUnusedBodies() throws {
+        let used = Set(operations.compactMap(\.bodyFile))
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: bodyFolder)) ?? []
+        where !used.contains(name) {
+            try? FileManager.default.removeItem(atPath: bodyFolder + "/" + name)
+        }
     }
 
     private func append(_ record: Record) throws {

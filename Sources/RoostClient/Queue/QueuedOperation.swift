@@ -22,8 +22,11 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     /// The version the write expects (`If-Match`); advanced when an earlier queued write to the
     /// same object lands, since this device's writes are meant to apply in order.
     public internal(set) var expectedVersion: Int?
-    /// The body, if the write has one: JSON, or an upload's bytes.
-    public let body: Data?
+    /// The body, if the write has one: JSON, or an upload's bytes; nil when kept in ``bodyFile``.
+    public internal(set) var body: Data?
+    /// The file (in the queue's `queue-bodies` folder) holding a large body, so the queue file
+    /// stays small and the bytes stay out of memory until they are sent.
+    public internal(set) var bodyFile: String? = nil
     /// The blob member an upload writes.
     public var member: String? = nil
     /// An upload's media type.
@@ -52,8 +55,9 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
         }
     }
 
-    /// The request to send; the token is added by the client.
-    var request: TransportRequest {
+    /// The request to send with `body` (``body``, or what ``bodyFile`` holds); the client adds
+    /// the token.
+    func request(body: Data?) -> TransportRequest {
         var headers = ["Idempotency-Key": id]
         if body != nil { headers["Content-Type"] = contentType ?? "application/json" }
         if let expectedVersion { headers["If-Match"] = "\"\(expectedVersion)\"" }
