@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable {
     public var readTimeout = 30
     public var idleTimeout = 60
     public var durability = Durability.normal
+    /// Reader threads, their queue and the deadline of every list, query, count and random pick.
+    public var readLimits = ReadLimits(threads: max(2, ProcessInfo.processInfo.activeProcessorCount))
     public var accessLog = true
     /// How many live tokens a user may hold.
     public var sessionPolicy = SessionPolicy.perDevice
@@ -58,7 +60,8 @@ public final class Application: Sendable {
                 try AppDefinitionSource(path: path)
             } ?? AppDefinitionSource(configuration.appDefinition)
         let storage = try SQLiteStorage(
-            directory: configuration.dataDirectory, durability: configuration.durability)
+            directory: configuration.dataDirectory, durability: configuration.durability,
+            readLimits: configuration.readLimits)
         self.storage = storage
         let metrics = HTTPMetrics()
         let accounts = AccountService(
@@ -155,6 +158,7 @@ public final class Application: Sendable {
     public func shutdown() async {
         sweeper.withLock { $0?.cancel() }
         await server.shutdown()
+        await storage.database.closeReaders()
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostStore
 
 /// The one place where errors become HTTP responses.
 ///
@@ -15,6 +16,11 @@ enum ErrorBoundary {
             roostError = error
         case let error as JSONParseError:
             roostError = .invalidJSON(error)
+        case let error as StoreError where RoostError.translating(error) != nil:
+            roostError = RoostError.translating(error)!
+        case is CancellationError:
+            // The client went away (or the server is stopping); nobody reads this answer.
+            roostError = .shuttingDown
         case RoutingError.notFound:
             roostError = RoostError(
                 status: 404, code: "not_found",
@@ -34,6 +40,8 @@ enum ErrorBoundary {
         }
         var response = Response.json(roostError.status, roostError.jsonBody)
         switch roostError.code {
+        case "server_busy", "shutting_down":
+            response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 1))
         case "too_many_attempts":
             response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 60))
         case "invalid_token":

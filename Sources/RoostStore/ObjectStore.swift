@@ -53,6 +53,8 @@ public struct ListRequest: Sendable {
     /// What the caller may see, from the access rules; and-ed with `filter`. Unlike the filter,
     /// its dotted paths never look through references, and `ffACL.*` reads the object's access list.
     public var restriction: QueryExpression?
+    /// What the caller may see of referenced objects when the filter reads through references.
+    public var references: ReferenceAccess = .unrestricted
     /// Empty means creation order.
     public var sort: [SortKey]
     public var start: Int
@@ -94,12 +96,24 @@ public struct StoreError: Error, Sendable, Equatable {
         case notFound
         /// A file operation failed; the text is for the server's log only.
         case io(String)
+        /// A read ran past its deadline (the duration) and was interrupted.
+        case timeout(Duration)
+        /// Too many reads are waiting for a reader thread.
+        case busy
+        /// The store is shutting down.
+        case closed
     }
 
     public let kind: Kind
 
     public static let duplicate = StoreError(kind: .duplicate)
     public static let notFound = StoreError(kind: .notFound)
+    /// A read ran past its deadline.
+    public static func timeout(after limit: Duration) -> StoreError { StoreError(kind: .timeout(limit)) }
+    /// Too many reads are waiting.
+    public static let busy = StoreError(kind: .busy)
+    /// The store is shutting down.
+    public static let closed = StoreError(kind: .closed)
     /// A file operation failed.
     public static func io(_ detail: String) -> StoreError { StoreError(kind: .io(detail)) }
 
@@ -138,8 +152,11 @@ public protocol ObjectStore: Sendable {
     func list(_ request: ListRequest) async throws -> ListPage
 
     /// One object matching `filter` and `restriction`, each equally likely; nil when none matches.
-    func randomObject(in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?)
-        async throws -> [UInt8]?
+    /// The filter reads through references only to objects `references` shows.
+    func randomObject(
+        in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?,
+        references: ReferenceAccess
+    ) async throws -> [UInt8]?
 
     /// What access checks need to know of a user: flags from the `FFUser` object and the groups
     /// that list them; nil when the user does not exist.
@@ -156,7 +173,7 @@ extension ObjectStore {
     public func randomObject(in collection: String, matching filter: QueryExpression?) async throws
         -> [UInt8]?
     {
-        try await randomObject(in: collection, matching: filter, restriction: nil)
+        try await randomObject(in: collection, matching: filter, restriction: nil, references: .unrestricted)
     }
 }
 

@@ -23,6 +23,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 public final class SQLiteConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// The budget of the read running now; set and cleared by the reader pool on the connection's
+    /// thread, and read by the progress handler and the regex function on that same thread.
+    var budget: ReadBudget?
 
     /// Opens (creating if needed) the database at `path`.
     public init(path: String, readOnly: Bool = false) throws {
@@ -35,9 +38,20 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
-        SQLiteFunctions.register(on: handle)
+        SQLiteFunctions.register(on: handle, connection: self)
+        // Every few thousand VM steps, a read whose budget ran out stops with SQLITE_INTERRUPT.
+        sqlite3_progress_handler(
+            handle, Self.progressSteps,
+            { context in
+                guard let context else { return 0 }
+                let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
+                return connection.budget?.isExhausted == true ? 1 : 0
+            }, Unmanaged.passUnretained(self).toOpaque())
         if readOnly { try execute("PRAGMA query_only = ON") }
     }
+
+    /// VM steps between budget checks: a check costs a clock read, a step a few nanoseconds.
+    static let progressSteps: Int32 = 2000
 
     deinit {
         for statement in statements.values { sqlite3_finalize(statement) }

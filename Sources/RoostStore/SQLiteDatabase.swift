@@ -62,12 +62,18 @@ public final class SQLiteDatabase: @unchecked Sendable {
 
     private let queue = WriteQueue()
     private let idleReaders = Mutex<[SQLiteConnection]>([])
+    /// Reads whose cost a client controls run here, off the event loops, under a deadline.
+    private let readerPool: SQLiteReaderPool
     private let maximumIdleReaders = 8
     private static let maximumBatch = 256
 
     /// Opens the database file, switches it to WAL and applies `migrations` that are not yet applied.
-    public init(path: String, durability: Durability = .normal, migrations: [Migration]) throws {
+    public init(
+        path: String, durability: Durability = .normal, readLimits: ReadLimits = ReadLimits(),
+        migrations: [Migration]
+    ) throws {
         self.path = path
+        readerPool = SQLiteReaderPool(path: path, limits: readLimits)
         writer = try SQLiteConnection(path: path)
         try writer.execute("PRAGMA journal_mode = WAL")
         try writer.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
@@ -80,7 +86,23 @@ public final class SQLiteDatabase: @unchecked Sendable {
         thread.start()
     }
 
-    /// Runs `body` with a reader connection on the calling thread.
+    /// The limits on pooled reads.
+    public var readLimits: ReadLimits { readerPool.limits }
+
+    /// Runs `body` on a reader thread in one read transaction, under the read deadline: for every
+    /// list, query, count or random pick. See ``SQLiteReaderPool/read(_:)`` for what it throws.
+    public func pooledRead<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T)
+        async throws -> T
+    {
+        try await readerPool.read(body)
+    }
+
+    /// Stops the reader threads once their reads finish.
+    public func closeReaders() async {
+        await readerPool.close()
+    }
+
+    /// Runs `body` with a reader connection on the calling thread: only for bounded point lookups.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let connection =
             try idleReaders.withLock { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)

@@ -4,9 +4,12 @@ import Foundation
 /// SQL functions Roost adds to every connection.
 enum SQLiteFunctions {
     /// `value REGEXP pattern`, with NSRegularExpression; each statement compiles its pattern once.
-    static func register(on handle: OpaquePointer?) {
+    /// A match stops when the connection's read budget runs out (or after
+    /// ``BoundedRegex/defaultMatchTime`` without one) and fails the statement with SQLITE_INTERRUPT.
+    static func register(on handle: OpaquePointer?, connection: SQLiteConnection) {
         sqlite3_create_function_v2(
-            handle, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+            handle, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+            Unmanaged.passUnretained(connection).toOpaque(),
             { context, _, arguments in
                 guard let arguments, let patternText = sqlite3_value_text(arguments[0]),
                     let valueText = sqlite3_value_text(arguments[1])
@@ -18,7 +21,9 @@ enum SQLiteFunctions {
                 if let cached = sqlite3_get_auxdata(context, 0) {
                     regex = Unmanaged<NSRegularExpression>.fromOpaque(cached).takeUnretainedValue()
                 } else {
-                    guard let compiled = try? NSRegularExpression(pattern: String(cString: patternText))
+                    let pattern = String(cString: patternText)
+                    guard BoundedRegex.problem(with: pattern) == nil,
+                        let compiled = try? NSRegularExpression(pattern: pattern)
                     else {
                         sqlite3_result_error(context, "invalid regular expression", -1)
                         return
@@ -28,9 +33,19 @@ enum SQLiteFunctions {
                         if let pointer { Unmanaged<NSRegularExpression>.fromOpaque(pointer).release() }
                     }
                 }
-                let value = String(cString: valueText)
-                let found = regex.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
-                sqlite3_result_int(context, found ? 1 : 0)
+                // The connection outlives its functions: they go when its handle closes.
+                let budget = sqlite3_user_data(context).map {
+                    Unmanaged<SQLiteConnection>.fromOpaque($0).takeUnretainedValue().budget
+                } ?? nil
+                let fallback = ContinuousClock.now + BoundedRegex.defaultMatchTime
+                let outcome = BoundedRegex.firstMatch(regex, in: String(cString: valueText)) {
+                    budget?.isExhausted ?? (ContinuousClock.now >= fallback)
+                }
+                switch outcome {
+                case .matched: sqlite3_result_int(context, 1)
+                case .notMatched: sqlite3_result_int(context, 0)
+                case .outOfTime: sqlite3_result_error_code(context, SQLITE_INTERRUPT)
+                }
             }, nil, nil, nil)
     }
 }

@@ -118,12 +118,12 @@ public final class SQLiteObjectStore: ObjectStore {
     {
         guard !guids.isEmpty else { return [:] }
         let condition = try Self.condition(collection, nil, restriction)
-        var result: [String: [UInt8]] = [:]
-        // SQLite allows 32,766 parameters; stay far below with chunks of 500.
-        for start in stride(from: 0, to: guids.count, by: 500) {
-            let chunk = guids[start..<min(start + 500, guids.count)]
-            let list = SQL.joined(chunk.map { "\($0)" }, separator: ", ")
-            try database.read { connection in
+        return try await database.pooledRead { connection in
+            var result: [String: [UInt8]] = [:]
+            // SQLite allows 32,766 parameters; stay far below with chunks of 500.
+            for start in stride(from: 0, to: guids.count, by: 500) {
+                let chunk = guids[start..<min(start + 500, guids.count)]
+                let list = SQL.joined(chunk.map { "\($0)" }, separator: ", ")
                 for (guid, document) in try connection.query(
                     "SELECT guid, document FROM objects WHERE \(condition) AND guid IN (\(list))",
                     { ($0.text(0) ?? "", $0.bytes(1)) })
@@ -131,8 +131,8 @@ public final class SQLiteObjectStore: ObjectStore {
                     result[guid] = document
                 }
             }
+            return result
         }
-        return result
     }
 
     /// The object as stored, read on a connection the caller holds.
@@ -194,15 +194,18 @@ public final class SQLiteObjectStore: ObjectStore {
         // Ties break on guid in the direction of the last key, so an index can serve the whole order.
         order.append(
             request.sort.isEmpty ? "id ASC" : request.sort.last!.descending ? "guid DESC" : "guid ASC")
-        let condition = try Self.condition(request.collection, request.filter, request.restriction)
+        let condition = try Self.condition(
+            request.collection, request.filter, request.restriction, references: request.references)
         let sql: SQL = """
             SELECT document FROM objects WHERE \(condition)
             ORDER BY \(SQL.joined(order, separator: ", ")) LIMIT \(request.count) OFFSET \(request.start)
             """
-        return try database.read { connection in
+        // One transaction: the page and its total agree.
+        let includeTotal = request.includeTotal
+        return try await database.pooledRead { connection in
             let documents = try connection.query(sql) { $0.bytes(0) }
             var total: Int?
-            if request.includeTotal {
+            if includeTotal {
                 total = try connection.first("SELECT count(*) FROM objects WHERE \(condition)") {
                     Int($0.integer(0))
                 }
@@ -215,10 +218,11 @@ public final class SQLiteObjectStore: ObjectStore {
     /// first that exists and matches (each match is equally likely on every draw). When matches are
     /// sparse in that range, count them and take one at a random offset instead.
     public func randomObject(
-        in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?
+        in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?,
+        references: ReferenceAccess
     ) async throws -> [UInt8]? {
-        let condition = try Self.condition(collection, filter, restriction)
-        return try database.read { connection -> [UInt8]? in
+        let condition = try Self.condition(collection, filter, restriction, references: references)
+        return try await database.pooledRead { connection -> [UInt8]? in
             guard
                 let (low, high) = try connection.first(
                     "SELECT (SELECT min(id) FROM objects WHERE collection = \(collection)), (SELECT max(id) FROM objects WHERE collection = \(collection))",
@@ -249,14 +253,17 @@ public final class SQLiteObjectStore: ObjectStore {
     static let randomDraws = 32
 
     static func condition(
-        _ collection: String, _ filter: QueryExpression?, _ restriction: QueryExpression? = nil
+        _ collection: String, _ filter: QueryExpression?, _ restriction: QueryExpression? = nil,
+        references: ReferenceAccess = .unrestricted
     ) throws -> SQL {
         var condition: SQL = "collection = \(collection)"
-        if let filter { condition = condition + " AND " + (try SQLiteQueryCompiler.condition(filter)) }
+        if let filter {
+            condition = condition + " AND " + (try SQLiteQueryCompiler.condition(filter, references: references))
+        }
         if let restriction {
             condition =
                 condition + " AND "
-                + (try SQLiteQueryCompiler.condition(restriction, followsReferences: false))
+                + (try SQLiteQueryCompiler.condition(restriction, references: nil))
         }
         return condition
     }

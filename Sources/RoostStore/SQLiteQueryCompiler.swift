@@ -17,13 +17,14 @@ enum SQLiteQueryCompiler {
         "ffACL": ("acl", false),
     ]
 
-    /// The condition; `followsReferences` lets a dotted path also match through a referenced
-    /// object, which queries want and access rules must not.
-    static func condition(_ expression: QueryExpression, followsReferences: Bool = true) throws(QueryError)
-        -> SQL
+    /// The condition. With `references`, a dotted path also matches through a referenced object
+    /// that the caller may see (queries want this); without, paths stay inside the object (access
+    /// rules must never look through references).
+    static func condition(_ expression: QueryExpression, references: ReferenceAccess? = .unrestricted)
+        throws(QueryError) -> SQL
     {
         let condition = { (part: QueryExpression) throws(QueryError) -> SQL in
-            try self.condition(part, followsReferences: followsReferences)
+            try self.condition(part, references: references)
         }
         switch expression {
         case .and(let parts):
@@ -42,24 +43,20 @@ enum SQLiteQueryCompiler {
             if comparison == .ne {
                 return "(NOT " + (try condition(.comparison(path, .eq, literal))) + ")"
             }
-            return try throughReferences(path, followsReferences) { (field) throws(QueryError) in
+            return try throughReferences(path, references) { (field) throws(QueryError) in
                 try self.comparison(field, comparison, literal)
             }
         case .matches(let path, let pattern):
-            guard pattern.count <= 256, (try? NSRegularExpression(pattern: pattern)) != nil else {
-                throw QueryError(
-                    message:
-                        "'\(pattern.prefix(60))' is not a valid regular expression (at most 256 characters)",
-                    column: 1,
-                    query: "", expected: ["regular expression"])
+            if let problem = BoundedRegex.problem(with: pattern) {
+                throw QueryError(message: problem, column: 1, query: "", expected: ["regular expression"])
             }
-            return try throughReferences(path, followsReferences) { field in
+            return try throughReferences(path, references) { field in
                 let (column, json) = source(field)
                 return
                     "(json_type(\(raw: column), \(raw: json)) IS 'text' AND json_extract(\(raw: column), \(raw: json)) REGEXP \(pattern))"
             }
         case .contains(let path, let mode, let words):
-            return try throughReferences(path, followsReferences) { field in contains(field, mode, words) }
+            return try throughReferences(path, references) { field in contains(field, mode, words) }
         case .randomPick:
             return "1"
         case .constant(let flag):
@@ -69,28 +66,66 @@ enum SQLiteQueryCompiler {
 
     /// The predicate on `path` itself, or, for `a.b.c`, on `b.c` of the object that `a` refers to
     /// (and on `c` of the one `a.b` refers to): FatFractal's `(user.userName eq 'alice')`.
-    /// One level of references; the referenced object is found by its (collection, guid) index.
+    /// One level of references; the referenced object is found by its (collection, guid) index,
+    /// and counts only when the caller may read it and, for an owner-only field, created it.
     private static func throughReferences(
-        _ path: FieldPath, _ followsReferences: Bool, _ build: (FieldPath) throws(QueryError) -> SQL
+        _ path: FieldPath, _ references: ReferenceAccess?, _ build: (FieldPath) throws(QueryError) -> SQL
     ) throws(QueryError) -> SQL {
         let direct = try build(path)
-        guard followsReferences, path.components.count >= 2, path.components[0] != "ffACL" else {
-            return direct
-        }
+        guard let references, QueryShape.joins(of: path) > 0 else { return direct }
+        let visible = try visibility(references)
         var alternatives = [direct]
         for split in 1..<path.components.count {
             guard let rest = FieldPath(components: Array(path.components[split...])),
                 let prefix = FieldPath(components: Array(path.components[..<split]))
             else { continue }
             let url = "substr(json_extract(objects.document, '$.\(prefix).ffUrl'), 15)"
-            let target: SQL = """
+            var target: SQL = """
                 EXISTS (SELECT 1 FROM objects AS referenced WHERE \
                 referenced.collection = substr(\(raw: url), 1, instr(\(raw: url), '/') - 1) AND \
-                referenced.guid = substr(\(raw: url), instr(\(raw: url), '/') + 1) AND
+                referenced.guid = substr(\(raw: url), instr(\(raw: url), '/') + 1)
                 """
-            alternatives.append(target + " " + (try build(rest)) + ")")
+            if let visible { target = target + " AND " + visible }
+            if let owned = ownerGuard(on: rest.components[0], references) { target = target + " AND " + owned }
+            alternatives.append(target + " AND " + (try build(rest)) + ")")
         }
         return "(" + SQL.joined(alternatives, separator: " OR ") + ")"
+    }
+
+    /// Whether the referenced row passes its collection's read restriction; nil when every
+    /// collection shows the caller everything. Restrictions never follow references themselves,
+    /// and their unqualified columns are the referenced row's.
+    private static func visibility(_ references: ReferenceAccess) throws(QueryError) -> SQL? {
+        let restricted = references.collections.filter { $0.value.restriction != nil }
+        guard !restricted.isEmpty || references.others.restriction != nil else { return nil }
+        var branches: [SQL] = []
+        for (collection, visibility) in references.collections.sorted(by: { $0.key < $1.key }) {
+            let test = try visibility.restriction.map { (r) throws(QueryError) in
+                try condition(r, references: nil)
+            }
+            branches.append("WHEN \(collection) THEN " + (test ?? "1"))
+        }
+        let others = try references.others.restriction.map { (r) throws(QueryError) in
+            try condition(r, references: nil)
+        }
+        return "(CASE referenced.collection " + SQL.joined(branches, separator: " ") + " ELSE "
+            + (others ?? "1") + " END)"
+    }
+
+    /// For an owner-only field of the referenced row's collection: only its creator's rows count.
+    private static func ownerGuard(on field: String, _ references: ReferenceAccess) -> SQL? {
+        let hiddenElsewhere = references.others.ownerOnlyFields.contains(field)
+        guard hiddenElsewhere || references.collections.values.contains(where: { $0.ownerOnlyFields.contains(field) })
+        else { return nil }
+        let creator: SQL = references.viewer.map { "referenced.created_by IS \($0)" } ?? "0"
+        var branches: [SQL] = []
+        for (collection, visibility) in references.collections.sorted(by: { $0.key < $1.key }) {
+            let hidden = visibility.ownerOnlyFields.contains(field)
+            guard hidden || hiddenElsewhere else { continue }
+            branches.append("WHEN \(collection) THEN " + (hidden ? creator : "1"))
+        }
+        return "(CASE referenced.collection " + SQL.joined(branches, separator: " ") + " ELSE "
+            + (hiddenElsewhere ? creator : "1") + " END)"
     }
 
     private static func comparison(

@@ -13,17 +13,22 @@ public final class SQLiteStorage: Sendable {
         + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations
 
     /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
-    public init(directory: String, durability: Durability = .normal) throws {
-        database = try Self.openDatabase(directory: directory, durability: durability)
+    public init(directory: String, durability: Durability = .normal, readLimits: ReadLimits = ReadLimits())
+        throws
+    {
+        database = try Self.openDatabase(directory: directory, durability: durability, readLimits: readLimits)
         objects = SQLiteObjectStore(database: database)
         accounts = SQLiteAccountStore(database: database)
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
     }
 
-    static func openDatabase(directory: String, durability: Durability) throws -> SQLiteDatabase {
+    static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())
+        throws -> SQLiteDatabase
+    {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try SQLiteDatabase(
-            path: directory + "/roost.sqlite", durability: durability, migrations: migrations)
+            path: directory + "/roost.sqlite", durability: durability, readLimits: readLimits,
+            migrations: migrations)
     }
 }

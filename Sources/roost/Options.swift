@@ -72,6 +72,18 @@ struct ServeOption: Sendable {
             $0.idleTimeout = try integer($1, flag: "--idle-timeout", range: 1...3600)
         },
         ServeOption(
+            flag: "--query-timeout", variable: "ROOST_QUERY_TIMEOUT", valueName: "SECONDS",
+            help: "time one list, query, count or random pick may run before 503 query_timeout (default 5)"
+        ) {
+            $0.readLimits.timeout = .seconds(try integer($1, flag: "--query-timeout", range: 1...600))
+        },
+        ServeOption(
+            flag: "--query-threads", variable: "ROOST_QUERY_THREADS", valueName: "N",
+            help: "threads that run queries off the event loops (default: the number of cores, at least 2)"
+        ) {
+            $0.readLimits.threads = try integer($1, flag: "--query-threads", range: 1...64)
+        },
+        ServeOption(
             flag: "--durability", variable: "ROOST_DURABILITY", valueName: "normal|full",
             help: "normal survives crashes; full also survives power loss (default normal)"
         ) {

@@ -20,12 +20,16 @@ extension ObjectService {
         return page
     }
 
-    /// The request with the caller's read restriction added and owner-only fields protected.
+    /// The request with the caller's read restriction added and owner-only fields protected, on
+    /// the object and on what its references point at. Throws `QueryError` when the filter is over
+    /// a limit of ``QueryShape``.
     private func restrict(_ request: ListRequest, _ access: Access) throws -> ListRequest {
         try access.checkSort(request.sort, in: request.collection)
+        if let filter = request.filter { try QueryShape(filter).check() }
         var restricted = request
         restricted.filter = access.limitingOwnerOnlyFields(request.filter, in: request.collection)
         restricted.restriction = access.listRestriction(request.collection)
+        restricted.references = access.referenceAccess()
         return restricted
     }
 
@@ -56,7 +60,11 @@ extension ObjectService {
         var filtered = request
         filtered.collection = source
         filtered.filter = .comparison(reference, .eq, .string("/ff/resources/\(collection)/\(guid)"))
-        return try await list(filtered, caller: caller)
+        do {
+            return try await list(filtered, caller: caller)
+        } catch let error as QueryError {
+            throw RoostError.invalidParameter("field", "The back-reference field is too long: \(error.message).")
+        }
     }
 
     /// The objects that the `member` references of the matching objects point at, each once, in order
@@ -110,7 +118,8 @@ extension ObjectService {
             let access = access(caller)
             let restricted = try restrict(filtered, access)
             let document = try await store.randomObject(
-                in: request.collection, matching: restricted.filter, restriction: restricted.restriction)
+                in: request.collection, matching: restricted.filter, restriction: restricted.restriction,
+                references: restricted.references)
             var total: Int?
             if request.includeTotal {
                 var counting = restricted

@@ -5,7 +5,7 @@ import RoostStore
 /// Owner-only fields (such as a user's `email`): only the object's creator and administrators see
 /// them, sort by them or match on them.
 extension Access {
-    private func ownerOnlyFields(of collection: String) -> Set<String> {
+    func ownerOnlyFields(of collection: String) -> Set<String> {
         isAdmin ? [] : definition.policy(for: collection).policy.ownerOnlyFields
     }
 
@@ -27,16 +27,13 @@ extension Access {
     }
 
     /// The filter with every predicate on an owner-only field limited to the caller's own objects,
-    /// so nobody can probe another's hidden values. A path through a reference counts when any of
-    /// its later parts is an owner-only field anywhere.
+    /// so nobody can probe another's hidden values. Read through a reference, a field is judged by
+    /// the referenced object's collection and creator instead: see ``referenceAccess()``.
     func limitingOwnerOnlyFields(_ filter: QueryExpression?, in collection: String) -> QueryExpression? {
         guard let filter, !isAdmin else { return filter }
         let direct = ownerOnlyFields(of: collection)
-        let anywhere = definition.allOwnerOnlyFields
-        func isHidden(_ path: FieldPath) -> Bool {
-            direct.contains(path.components[0])
-                || path.components.dropFirst().contains(where: anywhere.contains)
-        }
+        guard !direct.isEmpty else { return filter }
+        func isHidden(_ path: FieldPath) -> Bool { direct.contains(path.components[0]) }
         func limited(_ expression: QueryExpression, _ path: FieldPath) -> QueryExpression {
             guard isHidden(path) else { return expression }
             guard let caller else { return .constant(false) }
@@ -62,5 +59,25 @@ extension Access {
             throw RoostError.invalidParameter(
                 "sort", "'\(key.field)' is visible only to each object's owner, so it cannot be sorted on.")
         }
+    }
+}
+
+extension Access {
+    /// What this caller may see of referenced objects, for queries that read through references:
+    /// each collection's list restriction and owner-only fields, judged on the referenced object.
+    func referenceAccess() -> ReferenceAccess {
+        guard !isAdmin else { return .unrestricted }
+        var collections: [String: ReferenceAccess.Visibility] = [:]
+        for name in Set(definition.collections.keys).union(["FFUser", "FFUserGroup"]) where name != "*" {
+            collections[name] = ReferenceAccess.Visibility(
+                restriction: listRestriction(name), ownerOnlyFields: ownerOnlyFields(of: name))
+        }
+        // No collection has an empty name, so this is the policy of every collection not named.
+        let undeclared = ""
+        return ReferenceAccess(
+            collections: collections,
+            others: ReferenceAccess.Visibility(
+                restriction: listRestriction(undeclared), ownerOnlyFields: ownerOnlyFields(of: undeclared)),
+            viewer: caller?.userGuid)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import RoostJSON
 import RoostQuery
+import RoostStore
 
 /// Decides a ``QueryExpression`` on one object in memory, with exactly the semantics of the SQL
 /// compiler, so a single-object check and a filtered list always agree.
@@ -22,7 +23,7 @@ enum QueryEvaluator {
             guard case .string(let text)? = value(at: path, in: object),
                 let regex = try? NSRegularExpression(pattern: pattern)
             else { return false }
-            return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            return BoundedRegex.matches(regex, text)
         case .contains(let path, let mode, let words):
             return contains(value(at: path, in: object), mode, Set(words))
         }

@@ -1,0 +1,41 @@
+import RoostJSON
+import RoostStore
+
+extension RoostError {
+    /// A read ran past the statement deadline (`--query-timeout`).
+    public static func queryTimeout(seconds: Double) -> RoostError {
+        RoostError(
+            status: 503, code: "query_timeout",
+            message:
+                "The query took longer than \(Self.format(seconds)) s and was stopped. Narrow it (fewer terms, fewer paths through references, an anchored regular expression) or index the fields it filters and sorts on with `roost index create`.",
+            details: details(["timeoutSeconds": .string(Self.format(seconds))]))
+    }
+
+    /// Every reader thread is busy and the queue of waiting reads is full.
+    public static let readersBusy = RoostError(
+        status: 503, code: "server_busy",
+        message: "The server has too many queries in progress; try again in a moment.",
+        details: details(["retryAfter": .integer(1)]))
+
+    /// The server is shutting down.
+    public static let shuttingDown = RoostError(
+        status: 503, code: "shutting_down", message: "The server is shutting down; try again in a moment.",
+        details: details(["retryAfter": .integer(1)]))
+
+    /// What users see of a store failure that has a meaning for them; nil for the rest (which
+    /// the error boundary logs and answers as 500).
+    public static func translating(_ error: StoreError) -> RoostError? {
+        switch error.kind {
+        case .timeout(let limit):
+            let (seconds, attoseconds) = limit.components
+            return queryTimeout(seconds: Double(seconds) + Double(attoseconds) / 1e18)
+        case .busy: return readersBusy
+        case .closed: return shuttingDown
+        case .notFound, .duplicate, .io: return nil
+        }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}

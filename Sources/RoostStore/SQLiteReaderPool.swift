@@ -1,0 +1,173 @@
+import CSQLite
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A bounded pool of reader threads, each with its own connection, for reads whose cost a client
+/// controls. Event loops hand such reads here and resume when they finish, so a slow query never
+/// holds a loop; each read runs in one transaction (a page and its total agree) under a
+/// ``ReadBudget``.
+///
+/// Threads start with the first read and stop at ``close()``.
+final class SQLiteReaderPool: Sendable {
+    /// A queued read: runs on a pool thread, or is failed without running.
+    private final class Job: Sendable {
+        let budget: ReadBudget
+        let run: @Sendable (SQLiteConnection) -> Void
+        let fail: @Sendable (any Error) -> Void
+
+        init(
+            budget: ReadBudget, run: @escaping @Sendable (SQLiteConnection) -> Void,
+            fail: @escaping @Sendable (any Error) -> Void
+        ) {
+            self.budget = budget
+            self.run = run
+            self.fail = fail
+        }
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var head = 0
+        var started = false
+        var closed = false
+        var running = 0
+        var onStopped: CheckedContinuation<Void, Never>?
+
+        var waiting: Int { jobs.count - head }
+
+        mutating func take() -> Job? {
+            guard head < jobs.count else { return nil }
+            let job = jobs[head]
+            head += 1
+            if head > 64, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+    }
+
+    let path: String
+    let limits: ReadLimits
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(path: String, limits: ReadLimits) {
+        self.path = path
+        self.limits = limits
+    }
+
+    /// Runs `body` on a pool thread inside one read transaction and returns its result.
+    ///
+    /// Throws ``StoreError/busy`` when too many reads wait, ``StoreError/timeout(after:)`` when the read
+    /// outlives its budget, and `CancellationError` when the calling task is cancelled (the
+    /// statement in progress is interrupted).
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        let budget = ReadBudget(timeout: limits.timeout)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let job = Job(
+                    budget: budget,
+                    run: { connection in
+                        continuation.resume(with: Result { try Self.execute(body, on: connection, budget: budget, limit: self.limits.timeout) })
+                    },
+                    fail: { continuation.resume(throwing: $0) })
+                if let refusal = enqueue(job) { job.fail(refusal) }
+            }
+        } onCancel: {
+            budget.cancel()
+        }
+    }
+
+    /// Queues a job, starting the threads on first use; the error when it cannot be queued.
+    private func enqueue(_ job: Job) -> (any Error)? {
+        let (refusal, startThreads): ((any Error)?, Bool) = state.withLock { state in
+            if state.closed { return (StoreError.closed, false) }
+            if state.waiting >= limits.queueLimit { return (StoreError.busy, false) }
+            state.jobs.append(job)
+            let start = !state.started
+            if start {
+                state.started = true
+                state.running = limits.threads
+            }
+            return (nil, start)
+        }
+        if startThreads {
+            for index in 0..<limits.threads { startThread(index) }
+        }
+        if refusal == nil { wake.signal() }
+        return refusal
+    }
+
+    private func startThread(_ index: Int) {
+        let thread = Thread { [self] in
+            var connection: SQLiteConnection?
+            while true {
+                wake.wait()
+                let (job, closed) = state.withLock { ($0.take(), $0.closed) }
+                guard let job else {
+                    if closed { break }
+                    continue
+                }
+                if job.budget.isCancelled {
+                    job.fail(CancellationError())
+                    continue
+                }
+                do {
+                    if connection == nil { connection = try SQLiteConnection(path: path, readOnly: true) }
+                    job.run(connection!)
+                } catch {
+                    job.fail(error)
+                }
+            }
+            connection = nil
+            let finished = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.running -= 1
+                return state.running == 0 ? state.onStopped.take() : nil
+            }
+            finished?.resume()
+        }
+        thread.name = "roost-sqlite-reader-\(index)"
+        thread.start()
+    }
+
+    /// Fails reads still waiting, lets running ones finish, and returns once every thread has
+    /// closed its connection and exited.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (abandoned, threads, stoppedAlready): ([Job], Int, Bool) = state.withLock { state in
+                state.closed = true
+                let abandoned = Array(state.jobs[state.head...])
+                state.jobs = []
+                state.head = 0
+                if state.running == 0 { return (abandoned, 0, true) }
+                state.onStopped = continuation
+                return (abandoned, state.running, false)
+            }
+            for job in abandoned { job.fail(StoreError.closed) }
+            for _ in 0..<threads { wake.signal() }
+            if stoppedAlready { continuation.resume() }
+        }
+    }
+
+    private static func execute<T>(
+        _ body: (SQLiteConnection) throws -> T, on connection: SQLiteConnection, budget: ReadBudget,
+        limit: Duration
+    ) throws -> T {
+        connection.budget = budget
+        do {
+            try connection.execute("BEGIN")
+            let result = try body(connection)
+            connection.budget = nil
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            connection.budget = nil
+            try? connection.execute("ROLLBACK")
+            guard budget.isExhausted else { throw error }
+            if budget.isCancelled { throw CancellationError() }
+            throw StoreError.timeout(after: limit)
+        }
+    }
+}
