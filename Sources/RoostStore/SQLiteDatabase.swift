@@ -97,6 +97,9 @@ public final class SQLiteDatabase: @unchecked Sendable {
         try await readerPool.read(body)
     }
 
+    /// Pooled reads waiting for a thread.
+    var waitingReads: Int { readerPool.waiting }
+
     /// Stops the reader threads once their reads finish.
     public func closeReaders() async {
         await readerPool.close()

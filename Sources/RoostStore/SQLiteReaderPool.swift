@@ -80,6 +80,9 @@ final class SQLiteReaderPool: Sendable {
         }
     }
 
+    /// Reads waiting for a thread.
+    var waiting: Int { state.withLock { $0.waiting } }
+
     /// Queues a job, starting the threads on first use; the error when it cannot be queued.
     private func enqueue(_ job: Job) -> (any Error)? {
         let (refusal, startThreads): ((any Error)?, Bool) = state.withLock { state in

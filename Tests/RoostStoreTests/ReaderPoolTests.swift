@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RoostStore
+
+/// A statement that never ends on its own: counts forever.
+private let endless: SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+private func openDatabase(_ limits: ReadLimits) throws -> SQLiteDatabase {
+    try SQLiteStorage(directory: temporaryDirectory(), readLimits: limits).database
+}
+
+@Suite("Reader pool: deadlines, cancellation, bounds")
+struct ReaderPoolTests {
+    @Test("a read past its deadline is interrupted and reports the limit")
+    func deadline() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1, timeout: .milliseconds(300)))
+        await #expect(throws: StoreError.timeout(after: .milliseconds(300))) {
+            try await database.pooledRead { try $0.first(endless) { $0.integer(0) } }
+        }
+        // The connection is usable again at once.
+        #expect(try await database.pooledRead { try $0.first("SELECT 42") { $0.integer(0) } } == 42)
+        await database.closeReaders()
+    }
+
+    @Test("a backtracking regular expression stops at the read's deadline")
+    func regexDeadline() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1, timeout: .milliseconds(300)))
+        let value = String(repeating: "a", count: 28) + "!"
+        await #expect(throws: StoreError.timeout(after: .milliseconds(300))) {
+            try await database.pooledRead { connection in
+                try connection.first("SELECT \(value) REGEXP '^(a|a)*$'") { $0.integer(0) }
+            }
+        }
+        await database.closeReaders()
+    }
+
+    @Test("cancelling the caller interrupts its statement")
+    func cancellation() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1, timeout: .seconds(600)))
+        let started = Atomic<Bool>(false)
+        let read = Task {
+            try await database.pooledRead { connection in
+                started.store(true, ordering: .relaxed)
+                return try connection.first(endless) { $0.integer(0) }
+            }
+        }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        read.cancel()
+        await #expect(throws: CancellationError.self) { try await read.value }
+        #expect(try await database.pooledRead { try $0.first("SELECT 1") { $0.integer(0) } } == 1)
+        await database.closeReaders()
+    }
+
+    @Test("beyond the queue limit a read is refused at once")
+    func queueLimit() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1, queueLimit: 1, timeout: .seconds(600)))
+        let started = Atomic<Bool>(false)
+        let running = Task {
+            try await database.pooledRead { connection in
+                started.store(true, ordering: .relaxed)
+                return try connection.first(endless) { $0.integer(0) }
+            }
+        }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        let waiting = Task { try await database.pooledRead { try $0.first("SELECT 7") { $0.integer(0) } } }
+        while database.waitingReads < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        var refused = false
+        do {
+            _ = try await database.pooledRead { _ in 0 }
+        } catch StoreError.busy {
+            refused = true
+        }
+        #expect(refused)
+        running.cancel()
+        _ = try? await running.value
+        #expect(try await waiting.value == 7)
+        await database.closeReaders()
+    }
+
+    @Test("statements of one read see one snapshot, so a page and its total agree")
+    func oneTransaction() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1))
+        let path = database.path
+        let (before, after) = try await database.pooledRead { connection -> (Int64, Int64) in
+            let before = try connection.first("SELECT count(*) FROM objects") { $0.integer(0) } ?? -1
+            // Another connection commits between the two statements.
+            let writer = try SQLiteConnection(path: path)
+            try writer.execute(
+                "INSERT INTO objects (collection, guid, document, created_at, updated_at, version) VALUES ('C', 'g', '{}', 1, 1, 1)"
+            )
+            let after = try connection.first("SELECT count(*) FROM objects") { $0.integer(0) } ?? -1
+            return (before, after)
+        }
+        #expect(before == 0 && after == 0)
+        #expect(try await database.pooledRead { try $0.first("SELECT count(*) FROM objects") { $0.integer(0) } } == 1)
+        await database.closeReaders()
+    }
+
+    @Test("after close, reads are refused and the threads are gone")
+    func close() async throws {
+        let database = try openDatabase(ReadLimits(threads: 2))
+        #expect(try await database.pooledRead { try $0.first("SELECT 1") { $0.integer(0) } } == 1)
+        await database.closeReaders()
+        await #expect(throws: StoreError.closed) {
+            try await database.pooledRead { try $0.first("SELECT 1") { $0.integer(0) } }
+        }
+    }
+
+    @Test("patterns that are too costly to compile are refused before they run")
+    func costlyPatterns() {
+        #expect(BoundedRegex.problem(with: "^a{1,1000}$") == nil)
+        #expect(BoundedRegex.problem(with: "(a{1000}){1001}") != nil)
+        #expect(BoundedRegex.problem(with: "a{99999999999}") != nil)
+        #expect(BoundedRegex.problem(with: "\\{99999\\}") == nil)
+        #expect(BoundedRegex.problem(with: String(repeating: "a", count: 257)) != nil)
+        #expect(BoundedRegex.problem(with: "(") != nil)
+    }
+}
