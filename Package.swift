@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "RoostJSON"),
         .target(name: "RoostQuery"),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent"]),
-        .target(name: "RoostStore", dependencies: ["CSQLite", "RoostJSON", "RoostQuery"]),
+        .target(name: "RoostStore", dependencies: ["CSQLite", "CRoostSystem", "RoostJSON", "RoostQuery"]),
         .target(
             name: "RoostCore",
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),

@@ -7,6 +7,7 @@
 #include <spawn.h>
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,6 +17,15 @@ long roost_current_thread_id(void) {
     return syscall(SYS_gettid);
 #else
     return -1;
+#endif
+}
+
+int roost_set_thread_nice(int nice) {
+#if defined(SYS_gettid) && defined(__linux__)
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) == 0 ? 0 : errno;
+#else
+    (void)nice;
+    return ENOSYS;
 #endif
 }
 

@@ -8,15 +8,37 @@ import Synchronization
 public final class ReadBudget: Sendable {
     /// When the read must stop.
     public let deadline: ContinuousClock.Instant
+    /// After this, the read is slow: its thread yields the CPU to the event loops.
+    let slowAfter: ContinuousClock.Instant
     private let cancelled = Atomic<Bool>(false)
+    /// Set once the reader thread lowered its priority for this read; only its thread touches it.
+    private let slow = Atomic<Bool>(false)
 
-    public init(deadline: ContinuousClock.Instant) {
+    public init(deadline: ContinuousClock.Instant, slowAfter: ContinuousClock.Instant? = nil) {
         self.deadline = deadline
+        self.slowAfter = slowAfter ?? deadline
     }
 
-    /// A budget of `timeout` from now.
-    public convenience init(timeout: Duration) {
-        self.init(deadline: .now + timeout)
+    /// A budget of `timeout` from now, slow after `slowAfter`.
+    public convenience init(timeout: Duration, slowAfter: Duration? = nil) {
+        let now = ContinuousClock.now
+        self.init(deadline: now + timeout, slowAfter: slowAfter.map { now + $0 })
+    }
+
+    /// Whether the read has been marked slow.
+    var isSlow: Bool { slow.load(ordering: .relaxed) }
+
+    /// Checks the budget from the reader's thread: true when the read must stop; the first check
+    /// after ``slowAfter`` runs `becameSlow` once.
+    func check(becameSlow: () -> Void) -> Bool {
+        if isCancelled { return true }
+        let now = ContinuousClock.now
+        if now >= deadline { return true }
+        if now >= slowAfter, !slow.load(ordering: .relaxed) {
+            slow.store(true, ordering: .relaxed)
+            becameSlow()
+        }
+        return false
     }
 
     /// Asks the read to stop at its next check.
@@ -37,10 +59,19 @@ public struct ReadLimits: Sendable {
     public var queueLimit: Int
     /// How long one read (all its statements, in one transaction) may run.
     public var timeout: Duration
+    /// A read running longer than this lowers its thread's priority (nice ``slowReadNice``) until
+    /// it ends, so that costly queries yield the CPU to the event loops and to quick reads.
+    public var slowAfter: Duration
+    /// The nice value of a thread running a slow read.
+    public static let slowReadNice: Int32 = 10
 
-    public init(threads: Int = 2, queueLimit: Int = 256, timeout: Duration = .seconds(5)) {
+    public init(
+        threads: Int = 2, queueLimit: Int = 256, timeout: Duration = .seconds(5),
+        slowAfter: Duration = .milliseconds(50)
+    ) {
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.timeout = timeout
+        self.slowAfter = slowAfter
     }
 }

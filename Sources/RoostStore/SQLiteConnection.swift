@@ -1,3 +1,4 @@
+import CRoostSystem
 import CSQLite
 import Foundation
 
@@ -45,9 +46,16 @@ public final class SQLiteConnection: @unchecked Sendable {
             { context in
                 guard let context else { return 0 }
                 let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
-                return connection.budget?.isExhausted == true ? 1 : 0
+                return connection.budgetIsSpent() ? 1 : 0
             }, Unmanaged.passUnretained(self).toOpaque())
         if readOnly { try execute("PRAGMA query_only = ON") }
+    }
+
+    /// Whether the running read must stop (past its deadline, or its caller gone). A read that
+    /// turns slow lowers its thread's priority here, so it yields the CPU to the event loops.
+    func budgetIsSpent() -> Bool {
+        guard let budget else { return false }
+        return budget.check { _ = roost_set_thread_nice(ReadLimits.slowReadNice) }
     }
 
     /// VM steps between budget checks: a check costs a clock read, a step a few nanoseconds.

@@ -34,12 +34,13 @@ enum SQLiteFunctions {
                     }
                 }
                 // The connection outlives its functions: they go when its handle closes.
-                let budget = sqlite3_user_data(context).map {
-                    Unmanaged<SQLiteConnection>.fromOpaque($0).takeUnretainedValue().budget
-                } ?? nil
+                let connection = sqlite3_user_data(context).map {
+                    Unmanaged<SQLiteConnection>.fromOpaque($0).takeUnretainedValue()
+                }
+                let hasBudget = connection?.budget != nil
                 let fallback = ContinuousClock.now + BoundedRegex.defaultMatchTime
                 let outcome = BoundedRegex.firstMatch(regex, in: String(cString: valueText)) {
-                    budget?.isExhausted ?? (ContinuousClock.now >= fallback)
+                    hasBudget ? connection!.budgetIsSpent() : ContinuousClock.now >= fallback
                 }
                 switch outcome {
                 case .matched: sqlite3_result_int(context, 1)

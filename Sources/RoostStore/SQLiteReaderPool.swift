@@ -1,3 +1,4 @@
+import CRoostSystem
 import CSQLite
 import Dispatch
 import Foundation
@@ -32,6 +33,8 @@ final class SQLiteReaderPool: Sendable {
         var started = false
         var closed = false
         var running = 0
+        /// Threads that ended because they could not get their priority back; enqueue replaces them.
+        var retired = 0
         var onStopped: CheckedContinuation<Void, Never>?
 
         var waiting: Int { jobs.count - head }
@@ -64,7 +67,7 @@ final class SQLiteReaderPool: Sendable {
     /// outlives its budget, and `CancellationError` when the calling task is cancelled (the
     /// statement in progress is interrupted).
     func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        let budget = ReadBudget(timeout: limits.timeout)
+        let budget = ReadBudget(timeout: limits.timeout, slowAfter: limits.slowAfter)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = Job(
@@ -85,20 +88,21 @@ final class SQLiteReaderPool: Sendable {
 
     /// Queues a job, starting the threads on first use; the error when it cannot be queued.
     private func enqueue(_ job: Job) -> (any Error)? {
-        let (refusal, startThreads): ((any Error)?, Bool) = state.withLock { state in
-            if state.closed { return (StoreError.closed, false) }
-            if state.waiting >= limits.queueLimit { return (StoreError.busy, false) }
+        let (refusal, startThreads): ((any Error)?, Int) = state.withLock { state in
+            if state.closed { return (StoreError.closed, 0) }
+            if state.waiting >= limits.queueLimit { return (StoreError.busy, 0) }
             state.jobs.append(job)
-            let start = !state.started
-            if start {
+            var start = state.retired
+            state.retired = 0
+            if !state.started {
                 state.started = true
-                state.running = limits.threads
+                start = limits.threads
             }
+            state.running += start
             return (nil, start)
         }
-        if startThreads {
-            for index in 0..<limits.threads { startThread(index) }
-        }
+        // Started here, on the caller's thread, so they begin at its (normal) priority.
+        for index in 0..<startThreads { startThread(index) }
         if refusal == nil { wake.signal() }
         return refusal
     }
@@ -106,6 +110,7 @@ final class SQLiteReaderPool: Sendable {
     private func startThread(_ index: Int) {
         let thread = Thread { [self] in
             var connection: SQLiteConnection?
+            var retiring = false
             while true {
                 wake.wait()
                 let (job, closed) = state.withLock { ($0.take(), $0.closed) }
@@ -123,10 +128,17 @@ final class SQLiteReaderPool: Sendable {
                 } catch {
                     job.fail(error)
                 }
+                // A slow read lowered this thread's priority; without the right to raise it again
+                // (unprivileged processes lack it), the thread ends and a new one replaces it.
+                if job.budget.isSlow, roost_set_thread_nice(0) != 0 {
+                    retiring = true
+                    break
+                }
             }
             connection = nil
             let finished = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.running -= 1
+                if retiring, !state.closed { state.retired += 1 }
                 return state.running == 0 ? state.onStopped.take() : nil
             }
             finished?.resume()

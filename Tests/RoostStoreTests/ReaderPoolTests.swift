@@ -79,6 +79,21 @@ struct ReaderPoolTests {
         await database.closeReaders()
     }
 
+    @Test("a slow read yields the CPU: its thread runs at a lower priority until the read ends")
+    func slowReadsYield() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1, timeout: .seconds(60), slowAfter: .zero))
+        let niceness: @Sendable () -> Int32 = { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+        let during = try await database.pooledRead { connection -> Int32 in
+            _ = try connection.first(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT count(*) FROM c"
+            ) { $0.integer(0) }
+            return niceness()
+        }
+        #expect(during == ReadLimits.slowReadNice)
+        #expect(try await database.pooledRead { _ in niceness() } == 0)
+        await database.closeReaders()
+    }
+
     @Test("statements of one read see one snapshot, so a page and its total agree")
     func oneTransaction() async throws {
         let database = try openDatabase(ReadLimits(threads: 1))

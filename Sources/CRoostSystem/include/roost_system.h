@@ -4,6 +4,10 @@
 /// The kernel's id of the calling thread (Linux), for per-thread scheduling settings.
 long roost_current_thread_id(void);
 
+/// Sets the calling thread's nice value (Linux: per thread); 0, or an errno value (EACCES when
+/// an unprivileged process asks for a higher priority than it has).
+int roost_set_thread_nice(int nice);
+
 /// Makes glibc serve allocations of at least `bytes` with mmap, and return them to the system when
 /// freed, with a fixed threshold (glibc otherwise raises it after the first large free).
 void roost_set_mmap_threshold(int bytes);
