@@ -151,12 +151,10 @@ public protocol ObjectStore: Sendable {
     /// One page of a collection.
     func list(_ request: ListRequest) async throws -> ListPage
 
-    /// One object matching `filter` and `restriction`, each equally likely; nil when none matches.
-    /// The filter reads through references only to objects `references` shows.
-    func randomObject(
-        in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?,
-        references: ReferenceAccess
-    ) async throws -> [UInt8]?
+    /// One object of the request's collection matching its filter and restriction, each equally
+    /// likely (no document when none matches), with the number of matches when the request asks
+    /// for a total, read in the same transaction. Sort, start and count do not apply.
+    func randomPick(_ request: ListRequest) async throws -> ListPage
 
     /// What access checks need to know of a user: flags from the `FFUser` object and the groups
     /// that list them; nil when the user does not exist.
@@ -173,7 +171,7 @@ extension ObjectStore {
     public func randomObject(in collection: String, matching filter: QueryExpression?) async throws
         -> [UInt8]?
     {
-        try await randomObject(in: collection, matching: filter, restriction: nil, references: .unrestricted)
+        try await randomPick(ListRequest(collection: collection, filter: filter)).documents.first
     }
 }
 

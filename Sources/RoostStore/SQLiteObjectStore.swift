@@ -217,36 +217,49 @@ public final class SQLiteObjectStore: ObjectStore {
     /// Uniform without sorting the matches: draw row ids in the collection's id range and keep the
     /// first that exists and matches (each match is equally likely on every draw). When matches are
     /// sparse in that range, count them and take one at a random offset instead.
-    public func randomObject(
-        in collection: String, matching filter: QueryExpression?, restriction: QueryExpression?,
-        references: ReferenceAccess
-    ) async throws -> [UInt8]? {
-        let condition = try Self.condition(collection, filter, restriction, references: references)
-        return try await database.pooledRead { connection -> [UInt8]? in
-            guard
-                let (low, high) = try connection.first(
-                    "SELECT (SELECT min(id) FROM objects WHERE collection = \(collection)), (SELECT max(id) FROM objects WHERE collection = \(collection))",
-                    { row in
-                        row.isNull(0) ? nil : (row.integer(0), row.integer(1))
-                    }) ?? nil
-            else { return nil }
-            var generator = SystemRandomNumberGenerator()
-            for _ in 0..<Self.randomDraws {
-                let id = Int64.random(in: low...high, using: &generator)
-                if let document = try connection.first(
-                    "SELECT document FROM objects WHERE id = \(id) AND \(condition)", { $0.bytes(0) })
-                {
-                    return document
-                }
-            }
-            let count =
-                try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { $0.integer(0) } ?? 0
-            guard count > 0 else { return nil }
-            let offset = Int64.random(in: 0..<count, using: &generator)
-            return try connection.first(
-                "SELECT document FROM objects WHERE \(condition) ORDER BY id LIMIT 1 OFFSET \(offset)",
-                { $0.bytes(0) })
+    public func randomPick(_ request: ListRequest) async throws -> ListPage {
+        let condition = try Self.condition(
+            request.collection, request.filter, request.restriction, references: request.references)
+        let (collection, includeTotal) = (request.collection, request.includeTotal)
+        return try await database.pooledRead { connection in
+            let document = try Self.randomDocument(in: collection, matching: condition, on: connection)
+            let total =
+                includeTotal
+                ? try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { Int($0.integer(0)) }
+                : nil
+            return ListPage(documents: document.map { [$0] } ?? [], total: total)
         }
+    }
+
+    /// Uniform without sorting the matches: draw row ids in the collection's id range and keep the
+    /// first that exists and matches (each match is equally likely on every draw). When matches are
+    /// sparse in that range, count them and take one at a random offset instead.
+    private static func randomDocument(
+        in collection: String, matching condition: SQL, on connection: SQLiteConnection
+    ) throws -> [UInt8]? {
+        guard
+            let (low, high) = try connection.first(
+                "SELECT (SELECT min(id) FROM objects WHERE collection = \(collection)), (SELECT max(id) FROM objects WHERE collection = \(collection))",
+                { row in
+                    row.isNull(0) ? nil : (row.integer(0), row.integer(1))
+                }) ?? nil
+        else { return nil }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<Self.randomDraws {
+            let id = Int64.random(in: low...high, using: &generator)
+            if let document = try connection.first(
+                "SELECT document FROM objects WHERE id = \(id) AND \(condition)", { $0.bytes(0) })
+            {
+                return document
+            }
+        }
+        let count =
+            try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { $0.integer(0) } ?? 0
+        guard count > 0 else { return nil }
+        let offset = Int64.random(in: 0..<count, using: &generator)
+        return try connection.first(
+            "SELECT document FROM objects WHERE \(condition) ORDER BY id LIMIT 1 OFFSET \(offset)",
+            { $0.bytes(0) })
     }
 
     /// Draws before falling back to counting: enough when at least a tenth of the range matches.

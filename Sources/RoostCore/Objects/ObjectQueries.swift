@@ -117,17 +117,9 @@ extension ObjectService {
             guard plan.pickRandom else { return try await list(filtered, caller: caller) }
             let access = access(caller)
             let restricted = try restrict(filtered, access)
-            let document = try await store.randomObject(
-                in: request.collection, matching: restricted.filter, restriction: restricted.restriction,
-                references: restricted.references)
-            var total: Int?
-            if request.includeTotal {
-                var counting = restricted
-                counting.count = 1
-                total = try await store.list(counting).total
-            }
-            let documents = try access.visibleDocuments(document.map { [$0] } ?? [], in: request.collection)
-            return ListPage(documents: documents, total: total)
+            var page = try await store.randomPick(restricted)
+            page.documents = try access.visibleDocuments(page.documents, in: request.collection)
+            return page
         } catch let error as QueryError {
             throw RoostError.invalidQuery(error, query: text)
         }
