@@ -61,3 +61,20 @@ extension AccountService {
         }
     }
 }
+
+/// Groups the app definition declares.
+extension AccountService {
+    /// Creates the declared groups that do not exist yet, owned by no user and with no members;
+    /// returns the guids of declared groups that a user had created before the declaration
+    /// (their members stay: an administrator should look at them).
+    public func ensureDeclaredGroups(of definition: AppDefinition) async throws -> [String] {
+        let now = clock.nowMilliseconds()
+        let objects = definition.groups.sorted { $0.key < $1.key }.map { guid, group in
+            ObjectService.makeObject(
+                collection: AppDefinition.groupCollection, guid: guid,
+                fields: JSONObject(uniqueMembers: [("groupName", .string(group.groupName)), ("users", .array([]))]),
+                createdBy: nil, createdAt: now, updatedBy: nil, updatedAt: now, version: 1)
+        }
+        return try await accounts.ensureGroups(objects)
+    }
+}
