@@ -68,6 +68,7 @@ extension AccountService {
     /// returns the guids of declared groups that a user had created before the declaration
     /// (their members stay: an administrator should look at them).
     public func ensureDeclaredGroups(of definition: AppDefinition) async throws -> [String] {
+        guard !definition.groups.isEmpty else { return [] }
         let now = clock.nowMilliseconds()
         let objects = definition.groups.sorted { $0.key < $1.key }.map { guid, group in
             ObjectService.makeObject(
