@@ -153,7 +153,7 @@ public final class SQLiteAccountStore: AccountStore {
                     """
                     DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
                     AND id NOT IN (SELECT id FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
-                    ORDER BY created_at DESC, id DESC LIMIT \(Int64(kept)))
+                    ORDER BY created_at DESC, rowid DESC LIMIT \(Int64(kept)))
                     """)
             }
             try connection.run(

@@ -20,6 +20,45 @@ import Testing
         return (response.json["items"] as? [Any])?.count ?? -1
     }
 
+    /// Anonymous callers have no user to scope keys by: each client address is its own scope, so
+    /// one anonymous client never gets another's answer, while a client still gets its own.
+    @Test func anonymousClientsNeverReplayEachOthersAnswers() async throws {
+        let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory())
+        let service = IdempotencyService(store: storage.idempotencyKeys, clock: ManualClock())
+        let body = Array(#"{"text":"a"}"#.utf8)
+        func begin(from address: String) async throws -> IdempotencyService.Decision {
+            try await service.begin(
+                key: "shared-key", caller: nil, clientAddress: address, method: "POST",
+                target: "/ff/resources/Note", body: body)
+        }
+        guard case .run(let ticket) = try await begin(from: "192.0.2.1") else {
+            Issue.record("the first request should run")
+            return
+        }
+        let answer = RecordedResponse(status: 201, headers: [], body: Array(#"{"guid":"private"}"#.utf8))
+        try await service.finish(ticket, with: answer)
+        guard case .replay(let replayed) = try await begin(from: "192.0.2.1") else {
+            Issue.record("the same client should get its answer again")
+            return
+        }
+        #expect(replayed == answer)
+        guard case .run(let other) = try await begin(from: "198.51.100.7") else {
+            Issue.record("another anonymous client must not get the first one's answer")
+            return
+        }
+        #expect(other.mark.scope == "anonymous@198.51.100.7")
+        // A user's keys stay the user's, whatever the address.
+        let user = Principal(userGuid: "u1", tokenId: "t1")
+        guard
+            case .run = try await service.begin(
+                key: "shared-key", caller: user, clientAddress: "192.0.2.1", method: "POST",
+                target: "/ff/resources/Note", body: body)
+        else {
+            Issue.record("a user's scope is not the address's")
+            return
+        }
+    }
+
     @Test func aRepeatedCreateIsAnsweredFromTheFirstRun() async throws {
         let server = try await server()
         let key = [("Idempotency-Key", "k-1")]

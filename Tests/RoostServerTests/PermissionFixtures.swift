@@ -16,7 +16,9 @@ let permissionDefinition = #"""
         "Locked": {"rules": {"list": "none", "read": "none", "create": "none", "update": "none", "delete": "none"}},
         "Poll": {"rules": {"create": "@request.body.owner eq @user.guid", "update": "owner eq @user.guid",
                            "delete": "none"}},
-        "Profile": {"ownerOnlyFields": ["secret"], "indexes": ["secret"]}
+        "Profile": {"ownerOnlyFields": ["secret"], "indexes": ["secret"]},
+        "Unlisted": {"rules": {"read": "public", "list": "none"}},
+        "Catalogue": {"rules": {"list": "public", "read": "createdBy eq @user.guid"}}
       }
     }
     """#
