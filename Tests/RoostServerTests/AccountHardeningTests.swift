@@ -87,7 +87,8 @@ struct AccountHardeningTests {
         let alice = try await server.client.register("alice")
         let token = try #require(alice.json["token"] as? String)
         let change = try await server.client.send(
-            "POST", "/ff/password", json: #"{"currentPassword":"correct horse","newPassword":"\#(password)"}"#,
+            "POST", "/ff/password",
+            json: #"{"currentPassword":"correct horse","newPassword":"\#(password)"}"#,
             headers: [("X-Token", token)])
         #expect(change.status == 400)
         #expect((change.json["details"] as? [String: Any])?["rule"] as? String == rule)
@@ -106,7 +107,9 @@ struct AccountHardeningTests {
         ),
     ]
 
-    @Test("registration refuses system fields: access lists, flags, metadata, forged blobs", arguments: systemFields)
+    @Test(
+        "registration refuses system fields: access lists, flags, metadata, forged blobs",
+        arguments: systemFields)
     func registrationRefusesSystemFields(_ body: String, _ field: String) async throws {
         let server = try await makeAccountServer()
         let response = try await server.client.send(
@@ -162,15 +165,19 @@ struct AccountHardeningTests {
         // A named device is still replaced by its next login.
         let phone = try await server.client.login("alice", device: "phone")
         _ = try await server.client.login("alice", device: "phone")
-        #expect(try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", phone)]).status == 401)
+        #expect(
+            try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", phone)]).status == 401)
         // Register made one device-less session; 20 more logins end the oldest ones only.
         var tokens = [browser, curl]
         for _ in 0..<(AccountService.maximumUnnamedSessions - 1) {
             tokens.append(try await server.client.login("alice"))
         }
-        #expect(try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", browser)]).status == 401)
+        #expect(
+            try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", browser)]).status == 401)
         let listed = try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", tokens.last!)])
-        let devices = (listed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["deviceId"] as? String }
+        let devices = (listed.json["items"] as? [[String: Any]] ?? []).compactMap {
+            $0["deviceId"] as? String
+        }
         #expect(devices.filter { $0 == "default" }.count == AccountService.maximumUnnamedSessions)
         #expect(devices.filter { $0 == "phone" }.count == 1)
         await server.stop()
@@ -183,11 +190,14 @@ struct AccountHardeningTests {
         let laptop = try await server.client.login("alice", device: "laptop")
         let phone = try await server.client.login("alice", device: "phone")
         let changed = try await server.client.send(
-            "POST", "/ff/password", json: #"{"currentPassword":"correct horse","newPassword":"battery staple"}"#,
+            "POST", "/ff/password",
+            json: #"{"currentPassword":"correct horse","newPassword":"battery staple"}"#,
             headers: [("X-Token", laptop)])
         #expect(changed.status == 200)
-        #expect(try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", phone)]).status == 401)
-        #expect(try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", laptop)]).status == 200)
+        #expect(
+            try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", phone)]).status == 401)
+        #expect(
+            try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", laptop)]).status == 200)
         let old = try await server.client.send(
             "POST", "/ff/login", json: #"{"userName":"alice","password":"correct horse"}"#)
         #expect(old.status == 401)
@@ -202,13 +212,16 @@ struct AccountHardeningTests {
         let sessions = "/ff/admin/sessions?user=\(bob)"
         let before = try await world.send(.admin, "GET", sessions)
         #expect((before.json["items"] as? [[String: Any]])?.count == 1)
-        let off = try await world.send(.admin, "PATCH", "/ff/resources/FFUser/\(bob)", json: #"{"active":false}"#)
+        let off = try await world.send(
+            .admin, "PATCH", "/ff/resources/FFUser/\(bob)", json: #"{"active":false}"#)
         #expect(off.status == 200)
         let after = try await world.send(.admin, "GET", sessions)
         #expect((after.json["items"] as? [[String: Any]])?.count == 0, "\(after.text)")
-        let on = try await world.send(.admin, "PATCH", "/ff/resources/FFUser/\(bob)", json: #"{"active":true}"#)
+        let on = try await world.send(
+            .admin, "PATCH", "/ff/resources/FFUser/\(bob)", json: #"{"active":true}"#)
         #expect(on.status == 200)
-        let replayed = try await world.server.client.send("GET", "/ff/session", headers: [("X-Token", stolen)])
+        let replayed = try await world.server.client.send(
+            "GET", "/ff/session", headers: [("X-Token", stolen)])
         #expect(replayed.text == #"{"loggedIn":false}"#)
         let refused = try await world.server.client.send(
             "GET", "/ff/resources/FFUser", headers: [("X-Token", stolen)])

@@ -39,7 +39,8 @@ struct GroupSquattingTests {
         let own = try await world.send(
             .other, "POST", "/ff/resources/FFUserGroup", json: #"{"users":[\#(Self.reference(bob))]}"#)
         #expect(own.status == 201)
-        let admin = try await world.send(.admin, "POST", "/ff/resources/FFUserGroup", json: #"{"guid":"auditors"}"#)
+        let admin = try await world.send(
+            .admin, "POST", "/ff/resources/FFUserGroup", json: #"{"guid":"auditors"}"#)
         #expect(admin.status == 201)
         await world.server.stop()
     }
@@ -48,7 +49,8 @@ struct GroupSquattingTests {
     func retiredGuids() async throws {
         let world = try await PermissionWorld.make()
         let bob = world.guids[.other]!
-        let created = try await world.send(.owner, "POST", "/ff/resources/FFUserGroup", json: #"{"users":[]}"#)
+        let created = try await world.send(
+            .owner, "POST", "/ff/resources/FFUserGroup", json: #"{"users":[]}"#)
         let group = try #require(created.json["guid"] as? String)
         let note = try await world.send(.owner, "POST", "/ff/resources/Diary", json: #"{"text":"minutes"}"#)
         let noteGuid = try #require(note.json["guid"] as? String)
@@ -104,7 +106,8 @@ struct GroupSquattingTests {
         #expect(PermissionWorld.guids(try await world.send(.other, "GET", "/ff/resources/Payroll")).isEmpty)
 
         // The manager adds bob; then the rule that trusts the group lets him in.
-        #expect(try await world.send(.member, "PATCH", "/ff/resources/FFUserGroup/hr", json: join).status == 200)
+        #expect(
+            try await world.send(.member, "PATCH", "/ff/resources/FFUserGroup/hr", json: join).status == 200)
         #expect(try await world.send(.other, "GET", slip).status == 200)
         #expect(
             try await world.send(.other, "PATCH", slip, json: #"{"salary":6000}"#).status == 200)

@@ -176,7 +176,8 @@ import Testing
         let now = clock.nowMilliseconds()
         #expect(
             try await store.reserve(
-                scope: "anonymous@127.0.0.1", key: "crashed", fingerprint: fingerprint, now: now, expiredBefore: 0,
+                scope: "anonymous@127.0.0.1", key: "crashed", fingerprint: fingerprint, now: now,
+                expiredBefore: 0,
                 abandonedBefore: 0) == .reserved)
         let key = [("Idempotency-Key", "crashed")]
         let blocked = try await server.client.send(
@@ -208,7 +209,9 @@ import Testing
                 scope: "anonymous@127.0.0.1", key: "lost-answer",
                 fingerprint: IdempotencyService.fingerprint(method: "PATCH", target: path, body: body),
                 now: clock.nowMilliseconds(), expiredBefore: 0, abandonedBefore: 0) == .reserved)
-        _ = try await IdempotencyMark.$current.withValue(IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer")) {
+        _ = try await IdempotencyMark.$current.withValue(
+            IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer")
+        ) {
             try await objects.update(in: "Note", guid: guid) { current in
                 var next = current
                 next.version += 1

@@ -27,7 +27,8 @@ struct ReadmeDefinitionTests {
         let alice = world.guids[.owner]!
         // Undeclared operations of named collections are FatFractal's: logged-in users create.
         for collection in ["Diary", "Profile", "Micropost", "Board", "Invite", "Acronym"] {
-            let created = try await world.send(.owner, "POST", "/ff/resources/\(collection)", json: #"{"a":1}"#)
+            let created = try await world.send(
+                .owner, "POST", "/ff/resources/\(collection)", json: #"{"a":1}"#)
             #expect(created.status == 201, "\(collection): \(created.text)")
         }
         let undeclared = try await world.send(.owner, "POST", "/ff/resources/Other", json: #"{"a":1}"#)
@@ -36,7 +37,8 @@ struct ReadmeDefinitionTests {
         let anonymous = try await world.send(.anonymous, "POST", "/ff/resources/Acronym", json: #"{"a":1}"#)
         #expect(anonymous.status == 401)
         #expect(anonymous.json["code"] as? String == "login_required")
-        #expect(Self.details(anonymous) == ["collection": "Acronym", "operation": "create", "rule": "loggedIn"])
+        #expect(
+            Self.details(anonymous) == ["collection": "Acronym", "operation": "create", "rule": "loggedIn"])
 
         let poll = try await world.send(.owner, "POST", "/ff/resources/Poll", json: #"{"owner":"\#(alice)"}"#)
         #expect(poll.status == 201)
@@ -60,7 +62,9 @@ struct ReadmeDefinitionTests {
         )
 
         let diary = try await world.send(.owner, "POST", "/ff/resources/Diary", json: #"{"text":"secret"}"#)
-        #expect(try await world.send(.other, "GET", "/ff/resources/Diary/\(diary.json["guid"] as? String ?? "")").status == 404)
+        #expect(
+            try await world.send(.other, "GET", "/ff/resources/Diary/\(diary.json["guid"] as? String ?? "")")
+                .status == 404)
 
         // Invite: opened by guid, never listed, counted or drawn.
         let invite = try await world.send(.owner, "POST", "/ff/resources/Invite", json: #"{"code":"x"}"#)

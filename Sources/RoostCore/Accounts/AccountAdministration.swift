@@ -29,7 +29,7 @@ extension AccountService {
     }
 
     private func existingAccount(_ identifier: String) async throws -> AccountRecord {
-        guard let account = try await accounts.account(identifiedBy: identifier.lowercased()) else {
+        guard let account = try await accounts.account(identifiedBy: Self.identifierKey(identifier)) else {
             throw RoostError(
                 status: 404, code: "not_found", message: "There is no user '\(identifier.prefix(64))'.",
                 details: RoostError.details(["userName": .string(String(identifier.prefix(64)))]))
@@ -73,7 +73,9 @@ extension AccountService {
         let objects = definition.groups.sorted { $0.key < $1.key }.map { guid, group in
             ObjectService.makeObject(
                 collection: AppDefinition.groupCollection, guid: guid,
-                fields: JSONObject(uniqueMembers: [("groupName", .string(group.groupName)), ("users", .array([]))]),
+                fields: JSONObject(uniqueMembers: [
+                    ("groupName", .string(group.groupName)), ("users", .array([])),
+                ]),
                 createdBy: nil, createdAt: now, updatedBy: nil, updatedAt: now, version: 1)
         }
         return try await accounts.ensureGroups(objects)

@@ -25,7 +25,9 @@ extension AccountService {
                 // A mark must follow a letter or digit: a name is never only marks.
                 guard let previous, !"._-+".unicodeScalars.contains(previous) else {
                     throw invalidUserName(
-                        "combining_mark", "A userName may not start with a combining mark or put one after '.', '_', '-' or '+'.")
+                        "combining_mark",
+                        "A userName may not start with a combining mark or put one after '.', '_', '-' or '+'."
+                    )
                 }
             } else if !(scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
                 || "._-+".unicodeScalars.contains(scalar))

@@ -128,7 +128,8 @@ public struct Access: Sendable {
             "rule": .string(text),
         ])
         let base: RoostError =
-            caller == nil ? .loginRequired : .forbidden("The app's rules do not let you do this to this object.")
+            caller == nil
+            ? .loginRequired : .forbidden("The app's rules do not let you do this to this object.")
         return RoostError(status: base.status, code: base.code, message: base.message, details: details)
     }
 
@@ -152,7 +153,8 @@ extension RoostError {
     static func groupGuidRetired(_ guid: String) -> RoostError {
         RoostError(
             status: 409, code: "group_guid_retired",
-            message: "A group with the guid '\(guid)' existed and was deleted; a group's guid is never used again.",
+            message:
+                "A group with the guid '\(guid)' existed and was deleted; a group's guid is never used again.",
             details: details(["collection": .string(AppDefinition.groupCollection), "guid": .string(guid)]))
     }
 

@@ -29,7 +29,9 @@ public struct AppDefinition: Sendable {
 
         /// The rule for an operation and its text: the declared one, else (for `list`) the
         /// declared `read`, else the default's.
-        func resolved(_ operation: Operation, defaults: CollectionPolicy) -> (rule: RuleExpression, text: String) {
+        func resolved(_ operation: Operation, defaults: CollectionPolicy) -> (
+            rule: RuleExpression, text: String
+        ) {
             func entry(_ policy: CollectionPolicy, _ operation: Operation) -> (RuleExpression, String)? {
                 policy.rules[operation].map { ($0, policy.ruleTexts[operation] ?? "") }
             }

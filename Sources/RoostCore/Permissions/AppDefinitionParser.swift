@@ -69,11 +69,13 @@ extension AppDefinition {
     public static let maximumDeclaredGroups = 1000
 
     /// `{"hr": {"groupName": "Human resources", "managers": ["<user guid>", ...]}, "editors": {}}`.
-    private static func parseGroups(_ value: JSONValue) throws(AppDefinitionError) -> [String: DeclaredGroup] {
+    private static func parseGroups(_ value: JSONValue) throws(AppDefinitionError) -> [String: DeclaredGroup]
+    {
         guard case .object(let members) = value, members.members.count <= maximumDeclaredGroups else {
             throw .at(
                 "groups",
-                "an object of at most \(maximumDeclaredGroups) groups by guid, such as {\"hr\": {\"managers\": [\"<user guid>\"]}}")
+                "an object of at most \(maximumDeclaredGroups) groups by guid, such as {\"hr\": {\"managers\": [\"<user guid>\"]}}"
+            )
         }
         var groups: [String: DeclaredGroup] = [:]
         for (guid, body) in members.members {
