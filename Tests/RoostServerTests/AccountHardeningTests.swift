@@ -1,6 +1,7 @@
 import Foundation
 import RoostCore
 import RoostServer
+import RoostStore
 import RoostTestSupport
 import Testing
 
@@ -121,6 +122,27 @@ struct AccountHardeningTests {
             "POST", "/ff/login", json: #"{"userName":"mallory","password":"correct horse"}"#)
         #expect(login.status == 401, "nothing was stored")
         await server.stop()
+    }
+
+    /// Registrations before the fix could store an `ffACL` field in a user's document: single reads
+    /// honoured it while lists did not. Only the access-list column counts now, in both.
+    @Test("an ffACL field stored in a document is no access list")
+    func storedACLFieldIsIgnored() async throws {
+        let world = try await PermissionWorld.make()
+        let alice = world.guids[.owner]!
+        let objects = SQLiteObjectStore(
+            database: try SQLiteDatabase(
+                path: world.server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations))
+        let document =
+            #"{"guid":"old","ffUrl":"/ff/resources/Diary/old","createdBy":"\#(alice)","createdAt":1,"updatedBy":"\#(alice)","updatedAt":1,"version":1,"ffACL":{"readUsers":["*"]}}"#
+        try await objects.insert(
+            StoredObject(
+                collection: "Diary", guid: "old", document: Array(document.utf8), createdBy: alice,
+                createdAt: 1, updatedBy: alice, updatedAt: 1, version: 1))
+        #expect(try await world.send(.other, "GET", "/ff/resources/Diary/old").status == 404)
+        #expect(PermissionWorld.guids(try await world.send(.other, "GET", "/ff/resources/Diary")).isEmpty)
+        #expect(try await world.send(.owner, "GET", "/ff/resources/Diary/old").status == 200)
+        await world.server.stop()
     }
 
     @Test("the throttle counts an account once, whether it is named by userName or by email")

@@ -138,7 +138,9 @@ public struct Access: Sendable {
         guard case .object(var document) = try JSONParser.parse(object.document) else {
             throw RoostError.internalError
         }
-        if let acl = object.acl { document["ffACL"] = try JSONParser.parse(acl) }
+        // Only the access-list column counts, as in SQL: an `ffACL` field that reached a document
+        // (a registration before it was refused) is no access list.
+        document["ffACL"] = try object.acl.map { try JSONParser.parse($0) }
         return document
     }
 }
