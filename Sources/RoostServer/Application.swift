@@ -156,7 +156,7 @@ public final class Application: Sendable {
     private func createGroups(of definition: AppDefinition) async throws {
         for guid in try await accounts.ensureDeclaredGroups(of: definition) {
             let line =
-                "roost: warning: group '\(guid)' is declared in the app definition but was created by a user before; check its members\n"
+                "roost: warning: group '\(guid)' is declared in the app definition but a user who is not an administrator had created it; it now starts empty\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }

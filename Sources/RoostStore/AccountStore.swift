@@ -112,7 +112,8 @@ public protocol AccountStore: Sendable {
     /// Moves a token's expiry forward.
     func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws
 
-    /// Creates the group objects that do not exist (a retired guid included: the app declares it);
-    /// returns the guids of those that exist already but were created by a user.
+    /// Creates the group objects that do not exist (a retired guid included: the app declares it).
+    /// One that exists is kept when the system or an administrator created it, and replaced (its
+    /// members and access list gone) when another user did; returns the guids replaced.
     func ensureGroups(_ groups: [StoredObject]) async throws -> [String]
 }

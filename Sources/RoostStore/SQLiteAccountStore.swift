@@ -211,18 +211,36 @@ public final class SQLiteAccountStore: AccountStore {
     public func ensureGroups(_ groups: [StoredObject]) async throws -> [String] {
         guard !groups.isEmpty else { return [] }
         return try await database.write { connection in
-            var createdByUsers: [String] = []
+            var replaced: [String] = []
             for group in groups {
                 if let existing = try SQLiteObjectStore.object(
                     in: group.collection, guid: group.guid, on: connection)
                 {
-                    if existing.createdBy != nil { createdByUsers.append(group.guid) }
-                    continue
+                    // The system's, or an administrator's: adopted as it is, members and all.
+                    guard let creator = existing.createdBy, try !Self.isAdmin(creator, on: connection) else {
+                        continue
+                    }
+                    // Claimed by a user before the app declared it: squatted, so replaced.
+                    try connection.run(
+                        "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
+                    try connection.run("DELETE FROM group_members WHERE group_guid = \(group.guid)")
+                    try SQLiteObjectStore.refreshBlobReferences(
+                        group.collection, group.guid, before: existing.document, after: nil, on: connection)
+                    replaced.append(group.guid)
                 }
                 try connection.run("DELETE FROM retired_group_guids WHERE guid = \(group.guid)")
                 try SQLiteObjectStore.insert(group, on: connection)
             }
-            return createdByUsers
+            return replaced
         }
+    }
+
+    private static func isAdmin(_ userGuid: String, on connection: SQLiteConnection) throws -> Bool {
+        try connection.first(
+            """
+            SELECT 1 FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+            AND json_type(document, '$.admin') = 'true'
+            """
+        ) { _ in true } ?? false
     }
 }

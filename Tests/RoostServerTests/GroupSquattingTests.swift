@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostStore
 import RoostTestSupport
 import Testing
 
@@ -119,6 +120,44 @@ struct GroupSquattingTests {
         let back = try await world.send(.other, "GET", "/ff/resources/FFUserGroup/hr")
         #expect((back.json["users"] as? [Any])?.isEmpty == true)
         #expect(try await world.send(.other, "GET", slip).status == 404)
+        await world.server.stop()
+    }
+
+    @Test("declaring a group takes it from a user who claimed it first, not from an admin")
+    func declaringTakesSquattedGroups() async throws {
+        let world = try await PermissionWorld.make()
+        let (bob, carol) = (world.guids[.other]!, world.guids[.member]!)
+        // What anyone could do before this release: bob claims `hr` with himself as a member.
+        let objects = SQLiteObjectStore(
+            database: try SQLiteDatabase(
+                path: world.server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations))
+        let document =
+            #"{"guid":"hr","ffUrl":"/ff/resources/FFUserGroup/hr","createdBy":"\#(bob)","createdAt":1,"updatedBy":"\#(bob)","updatedAt":1,"version":1,"users":["\#(bob)"]}"#
+        try await objects.insert(
+            StoredObject(
+                collection: "FFUserGroup", guid: "hr", document: Array(document.utf8), createdBy: bob,
+                createdAt: 1, updatedBy: bob, updatedAt: 1, version: 1,
+                acl: Array(
+                    #"{"readUsers":[],"readGroups":[],"writeUsers":["\#(bob)"],"writeGroups":[]}"#.utf8)))
+        // An administrator's group keeps its members when the app declares it.
+        let ops = try await world.send(
+            .admin, "POST", "/ff/resources/FFUserGroup", json: #"{"guid":"ops","users":["\#(carol)"]}"#)
+        #expect(ops.status == 201)
+        let definition = Self.payrollDefinition(manager: carol).replacingOccurrences(
+            of: #""groups": {"#, with: #""groups": {"ops": {}, "#)
+        #expect(definition.contains(#""ops": {}"#))
+        try await world.apply(definition)
+        let hr = try await world.send(.other, "GET", "/ff/resources/FFUserGroup/hr")
+        #expect(hr.json["createdBy"] is NSNull)
+        #expect((hr.json["users"] as? [Any])?.isEmpty == true)
+        let payroll = try await world.send(.admin, "POST", "/ff/resources/Payroll", json: #"{"salary":1}"#)
+        let slip = "/ff/resources/Payroll/" + (payroll.json["guid"] as? String ?? "")
+        #expect(try await world.send(.other, "GET", slip).status == 404)
+        let rejoin = try await world.send(
+            .other, "PATCH", "/ff/resources/FFUserGroup/hr", json: #"{"users":["\#(bob)"]}"#)
+        #expect(rejoin.status == 403, "\(rejoin.text)")
+        let kept = try await world.send(.admin, "GET", "/ff/resources/FFUserGroup/ops")
+        #expect(kept.json["users"] as? [String] == [carol])
         await world.server.stop()
     }
 

@@ -64,9 +64,9 @@ extension AccountService {
 
 /// Groups the app definition declares.
 extension AccountService {
-    /// Creates the declared groups that do not exist yet, owned by no user and with no members;
-    /// returns the guids of declared groups that a user had created before the declaration
-    /// (their members stay: an administrator should look at them).
+    /// Creates the declared groups that do not exist yet, owned by no user and with no members.
+    /// A declared group that an administrator created earlier is kept; one that another user
+    /// created first was squatted and is replaced by an empty one. Returns the guids replaced.
     public func ensureDeclaredGroups(of definition: AppDefinition) async throws -> [String] {
         guard !definition.groups.isEmpty else { return [] }
         let now = clock.nowMilliseconds()
