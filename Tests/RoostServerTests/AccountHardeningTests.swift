@@ -174,6 +174,33 @@ struct AccountHardeningTests {
         await server.stop()
     }
 
+    @Test("wrong current passwords on a password change count against the account's throttle")
+    func passwordChangeIsThrottled() async throws {
+        let server = try await makeAccountServer(
+            limits: LoginThrottle.Limits(perAccount: 3, perAddress: 100, window: 60_000))
+        let alice = try await server.client.register("alice")
+        let stolen = try #require(alice.json["token"] as? String)
+        for _ in 0..<2 {
+            let guess = try await server.client.send(
+                "POST", "/ff/password",
+                json: #"{"currentPassword":"wrong password","newPassword":"battery staple"}"#,
+                headers: [("X-Token", stolen)])
+            #expect(guess.status == 401)
+            #expect(guess.json["code"] as? String == "invalid_credentials")
+        }
+        // The login's guesses and the password change's share one count.
+        let login = try await server.client.send(
+            "POST", "/ff/login", json: #"{"userName":"alice","password":"wrong password"}"#)
+        #expect(login.status == 401)
+        let blocked = try await server.client.send(
+            "POST", "/ff/password",
+            json: #"{"currentPassword":"correct horse","newPassword":"battery staple"}"#,
+            headers: [("X-Token", stolen)])
+        #expect(blocked.status == 429)
+        #expect(blocked.json["code"] as? String == "too_many_attempts")
+        await server.stop()
+    }
+
     @Test("logins without a device id each keep their own session, up to a bound")
     func devicelessLogins() async throws {
         let server = try await makeAccountServer()

@@ -244,12 +244,21 @@ public struct AccountService: Sendable {
         return try await accounts.tokens(userGuid: principal.userGuid).filter { $0.expiresAt > now }
     }
 
-    /// Changes the password after checking the current one, and revokes every other token.
-    public func changePassword(for principal: Principal, current: String, new: String) async throws {
+    /// Changes the password after checking the current one, and revokes every other token. Wrong
+    /// current passwords count against the account's login throttle, so a stolen token is no way
+    /// around it.
+    public func changePassword(for principal: Principal, current: String, new: String, address: String)
+        async throws
+    {
         guard let account = try await accounts.account(userGuid: principal.userGuid) else {
             throw RoostError.invalidToken
         }
+        let throttleKey = "user:" + account.userGuid
+        if let wait = throttle.retryAfter(account: throttleKey, address: address) {
+            throw RoostError.tooManyAttempts(retryAfter: wait)
+        }
         guard await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
+            throttle.recordFailure(account: throttleKey, address: address)
             throw RoostError.invalidCredentials
         }
         try Self.validate(password: new, userName: account.userNameKey)
