@@ -169,7 +169,10 @@ public struct AccountService: Sendable {
         )
     {
         let key = Self.identifierKey(identifier)
-        let account = try await accounts.account(identifiedBy: key)
+        // Accounts made before names were normalised keep the key they were stored with.
+        let storedKey = String(identifier.lowercased().prefix(256))
+        var account = try await accounts.account(identifiedBy: key)
+        if account == nil, storedKey != key { account = try await accounts.account(identifiedBy: storedKey) }
         // One count per account, whether it is named by userName or by email; an unknown name
         // counts on its own in the same way, so the throttle tells nothing about who exists.
         let throttleKey = account.map { "user:" + $0.userGuid } ?? "name:" + key
