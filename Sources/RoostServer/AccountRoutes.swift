@@ -99,7 +99,8 @@ struct AccountRoutes: Sendable {
             throw RoostError.missingField("currentPassword")
         }
         guard let new = body["newPassword"]?.stringValue else { throw RoostError.missingField("newPassword") }
-        try await accounts.changePassword(for: principal, current: current, new: new)
+        try await accounts.changePassword(
+            for: principal, current: current, new: new, address: request.remoteAddress)
         return Response.json(200, Array(#"{"changed":true}"#.utf8))
     }
 

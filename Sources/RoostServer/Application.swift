@@ -48,6 +48,7 @@ public final class Application: Sendable {
     private let server: HTTPServer
     private let storage: SQLiteStorage
     private let blobCollector: BlobCollector
+    private let accounts: AccountService
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The app definition in force.
     public let definitions: AppDefinitionSource
@@ -71,6 +72,7 @@ public final class Application: Sendable {
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
             decoyHash: configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions)
+        self.accounts = accounts
         let authenticator = Authenticator(accounts: accounts)
         var router = APIRouter(
             router: Router(errorResponse: ErrorBoundary.response), authenticator: authenticator,
@@ -107,6 +109,7 @@ public final class Application: Sendable {
     /// accepted.
     public func start() async throws {
         try await createIndexes(of: definitions.definition)
+        try await createGroups(of: definitions.definition)
         try server.start()
         startBlobSweeps()
     }
@@ -139,6 +142,7 @@ public final class Application: Sendable {
         guard let path = definitions.path else { return definitions.definition }
         let definition = try AppDefinitionSource.load(path)
         try await createIndexes(of: definition)
+        try await createGroups(of: definition)
         definitions.replace(with: definition)
         return definition
     }
@@ -148,6 +152,15 @@ public final class Application: Sendable {
             for field in policy.indexes {
                 try await storage.objects.createIndex(collection: collection, field: field)
             }
+        }
+    }
+
+    /// Creates the definition's groups before its rules that name them are in force.
+    private func createGroups(of definition: AppDefinition) async throws {
+        for guid in try await accounts.ensureDeclaredGroups(of: definition) {
+            let line =
+                "roost: warning: group '\(guid)' is declared in the app definition but a user who is not an administrator had created it; it now starts empty\n"
+            FileHandle.standardError.write(Data(line.utf8))
         }
     }
 

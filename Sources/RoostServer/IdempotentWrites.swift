@@ -20,7 +20,9 @@ struct IdempotentWrites: Sendable {
         guard let key = request.headers[Self.header] else { return try await handler(request, principal) }
         // A streamed body is known by its digest: two uploads differ when their bytes do.
         let decision = try await service.begin(
-            key: key, caller: principal, method: request.method.rawValue, target: request.target,
+            key: key, caller: principal, clientAddress: request.remoteAddress,
+            method: request.method.rawValue,
+            target: request.target,
             body: request.body + (request.streamedBody?.digest ?? []))
         switch decision {
         case .replay(let recorded):

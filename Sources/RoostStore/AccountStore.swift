@@ -53,6 +53,8 @@ public enum TokenRevocation: Sendable, Equatable {
     case sameDevice
     /// Replace every token of the user.
     case allDevices
+    /// Keep only this many of the same device's tokens, the newest, besides the new one.
+    case sameDeviceBeyond(Int)
 }
 
 /// Which tokens a password change ends.
@@ -109,4 +111,9 @@ public protocol AccountStore: Sendable {
 
     /// Moves a token's expiry forward.
     func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws
+
+    /// Creates the group objects that do not exist (a retired guid included: the app declares it).
+    /// One that exists is kept when the system or an administrator created it, and replaced (its
+    /// members and access list gone) when another user did; returns the guids replaced.
+    func ensureGroups(_ groups: [StoredObject]) async throws -> [String]
 }

@@ -31,7 +31,32 @@ public final class SQLiteAccountStore: AccountStore {
                     last_seen_at INTEGER NOT NULL,
                     PRIMARY KEY (user_guid, device_id)
                 );
-                """)
+                """),
+        // Deactivating a user (`active: false` on the FFUser object) deletes their tokens in the
+        // same write, so reactivation never revives a stolen one. A trigger, so that every write
+        // path that changes the object does it.
+        Migration(
+            version: 21, name: "deactivation revokes tokens",
+            sql: """
+                CREATE TRIGGER deactivation_revokes_tokens AFTER UPDATE OF document ON objects
+                WHEN new.collection = 'FFUser' AND json_type(new.document, '$.active') = 'false'
+                BEGIN DELETE FROM tokens WHERE user_guid = new.guid; END;
+                """),
+        // A deleted group's guid is never a group again: rules and access lists that name it must
+        // not fall to whoever creates it next. The delete writes the tombstone in its transaction;
+        // an insert of a retired guid fails as a duplicate would.
+        Migration(
+            version: 22, name: "retired group guids",
+            sql: """
+                CREATE TABLE retired_group_guids (guid TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TRIGGER group_delete_retires_guid AFTER DELETE ON objects
+                WHEN old.collection = 'FFUserGroup'
+                BEGIN INSERT OR IGNORE INTO retired_group_guids (guid) VALUES (old.guid); END;
+                CREATE TRIGGER retired_group_guid_stays_retired BEFORE INSERT ON objects
+                WHEN new.collection = 'FFUserGroup'
+                BEGIN INSERT INTO retired_group_guids (guid)
+                SELECT new.guid WHERE new.guid IN (SELECT guid FROM retired_group_guids); END;
+                """),
     ]
 
     public init(database: SQLiteDatabase) {
@@ -123,6 +148,13 @@ public final class SQLiteAccountStore: AccountStore {
                 )
             case .allDevices:
                 try connection.run("DELETE FROM tokens WHERE user_guid = \(token.userGuid)")
+            case .sameDeviceBeyond(let kept):
+                try connection.run(
+                    """
+                    DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
+                    AND id NOT IN (SELECT id FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
+                    ORDER BY created_at DESC, rowid DESC LIMIT \(Int64(kept)))
+                    """)
             }
             try connection.run(
                 """
@@ -174,5 +206,41 @@ public final class SQLiteAccountStore: AccountStore {
             try connection.run(
                 "UPDATE tokens SET expires_at = \(expiresAt), renewed_at = \(renewedAt) WHERE id = \(id)")
         }
+    }
+
+    public func ensureGroups(_ groups: [StoredObject]) async throws -> [String] {
+        guard !groups.isEmpty else { return [] }
+        return try await database.write { connection in
+            var replaced: [String] = []
+            for group in groups {
+                if let existing = try SQLiteObjectStore.object(
+                    in: group.collection, guid: group.guid, on: connection)
+                {
+                    // The system's, or an administrator's: adopted as it is, members and all.
+                    guard let creator = existing.createdBy, try !Self.isAdmin(creator, on: connection) else {
+                        continue
+                    }
+                    // Claimed by a user before the app declared it: squatted, so replaced.
+                    try connection.run(
+                        "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
+                    try connection.run("DELETE FROM group_members WHERE group_guid = \(group.guid)")
+                    try SQLiteObjectStore.refreshBlobReferences(
+                        group.collection, group.guid, before: existing.document, after: nil, on: connection)
+                    replaced.append(group.guid)
+                }
+                try connection.run("DELETE FROM retired_group_guids WHERE guid = \(group.guid)")
+                try SQLiteObjectStore.insert(group, on: connection)
+            }
+            return replaced
+        }
+    }
+
+    private static func isAdmin(_ userGuid: String, on connection: SQLiteConnection) throws -> Bool {
+        try connection.first(
+            """
+            SELECT 1 FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+            AND json_type(document, '$.admin') = 'true'
+            """
+        ) { _ in true } ?? false
     }
 }

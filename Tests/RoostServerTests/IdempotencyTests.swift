@@ -20,6 +20,45 @@ import Testing
         return (response.json["items"] as? [Any])?.count ?? -1
     }
 
+    /// Anonymous callers have no user to scope keys by: each client address is its own scope, so
+    /// one anonymous client never gets another's answer, while a client still gets its own.
+    @Test func anonymousClientsNeverReplayEachOthersAnswers() async throws {
+        let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory())
+        let service = IdempotencyService(store: storage.idempotencyKeys, clock: ManualClock())
+        let body = Array(#"{"text":"a"}"#.utf8)
+        func begin(from address: String) async throws -> IdempotencyService.Decision {
+            try await service.begin(
+                key: "shared-key", caller: nil, clientAddress: address, method: "POST",
+                target: "/ff/resources/Note", body: body)
+        }
+        guard case .run(let ticket) = try await begin(from: "192.0.2.1") else {
+            Issue.record("the first request should run")
+            return
+        }
+        let answer = RecordedResponse(status: 201, headers: [], body: Array(#"{"guid":"private"}"#.utf8))
+        try await service.finish(ticket, with: answer)
+        guard case .replay(let replayed) = try await begin(from: "192.0.2.1") else {
+            Issue.record("the same client should get its answer again")
+            return
+        }
+        #expect(replayed == answer)
+        guard case .run(let other) = try await begin(from: "198.51.100.7") else {
+            Issue.record("another anonymous client must not get the first one's answer")
+            return
+        }
+        #expect(other.mark.scope == "anonymous@198.51.100.7")
+        // A user's keys stay the user's, whatever the address.
+        let user = Principal(userGuid: "u1", tokenId: "t1")
+        guard
+            case .run = try await service.begin(
+                key: "shared-key", caller: user, clientAddress: "192.0.2.1", method: "POST",
+                target: "/ff/resources/Note", body: body)
+        else {
+            Issue.record("a user's scope is not the address's")
+            return
+        }
+    }
+
     @Test func aRepeatedCreateIsAnsweredFromTheFirstRun() async throws {
         let server = try await server()
         let key = [("Idempotency-Key", "k-1")]
@@ -137,7 +176,8 @@ import Testing
         let now = clock.nowMilliseconds()
         #expect(
             try await store.reserve(
-                scope: "", key: "crashed", fingerprint: fingerprint, now: now, expiredBefore: 0,
+                scope: "anonymous@127.0.0.1", key: "crashed", fingerprint: fingerprint, now: now,
+                expiredBefore: 0,
                 abandonedBefore: 0) == .reserved)
         let key = [("Idempotency-Key", "crashed")]
         let blocked = try await server.client.send(
@@ -166,10 +206,12 @@ import Testing
         let body = Array(#"{"n":2}"#.utf8)
         #expect(
             try await keys.reserve(
-                scope: "", key: "lost-answer",
+                scope: "anonymous@127.0.0.1", key: "lost-answer",
                 fingerprint: IdempotencyService.fingerprint(method: "PATCH", target: path, body: body),
                 now: clock.nowMilliseconds(), expiredBefore: 0, abandonedBefore: 0) == .reserved)
-        _ = try await IdempotencyMark.$current.withValue(IdempotencyMark(scope: "", key: "lost-answer")) {
+        _ = try await IdempotencyMark.$current.withValue(
+            IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer")
+        ) {
             try await objects.update(in: "Note", guid: guid) { current in
                 var next = current
                 next.version += 1

@@ -16,7 +16,9 @@ let permissionDefinition = #"""
         "Locked": {"rules": {"list": "none", "read": "none", "create": "none", "update": "none", "delete": "none"}},
         "Poll": {"rules": {"create": "@request.body.owner eq @user.guid", "update": "owner eq @user.guid",
                            "delete": "none"}},
-        "Profile": {"ownerOnlyFields": ["secret"], "indexes": ["secret"]}
+        "Profile": {"ownerOnlyFields": ["secret"], "indexes": ["secret"]},
+        "Unlisted": {"rules": {"read": "public", "list": "none"}},
+        "Catalogue": {"rules": {"list": "public", "read": "createdBy eq @user.guid"}}
       }
     }
     """#
@@ -26,8 +28,9 @@ enum Role: String, CaseIterable, Sendable {
     case anonymous, other, owner, member, admin
 }
 
-/// A server with four users and an admin: alice (owner), bob (other), carol (member of alice's
-/// group `editors`), dave (admin, made with the real `roost users create --admin`).
+/// A server with four users and an admin: alice (owner), bob (other), carol (member of the group
+/// `editors`, which dave made: only an admin chooses a group's guid), dave (admin, made with the
+/// real `roost users create --admin`).
 struct PermissionWorld: Sendable {
     let server: TestServer
     let tokens: [Role: String]
@@ -67,7 +70,7 @@ struct PermissionWorld: Sendable {
         let world = PermissionWorld(
             server: server, tokens: tokens, guids: guids, definitionPath: definitionPath)
         let group = try await world.send(
-            .owner, "POST", "/ff/resources/FFUserGroup",
+            .admin, "POST", "/ff/resources/FFUserGroup",
             json:
                 #"{"guid":"editors","groupName":"Editors","users":[{"ffUrl":"/ff/resources/FFUser/\#(guids[.member]!)"}]}"#
         )

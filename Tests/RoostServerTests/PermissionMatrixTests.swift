@@ -79,6 +79,23 @@ let ruleSetups: [RuleSetup] = [
             .owner: e(6, 200, 201, 200, 403), .member: e(6, 200, 201, 403, 403),
             .admin: e(6, 200, 201, 200, 204),
         ]),
+    // A single read follows `read`, lists follow `list`: where the two differ, both ways.
+    RuleSetup(
+        name: "Unlisted: read public, list none: open by guid, never enumerated",
+        collection: "Unlisted",
+        outcomes: [
+            .anonymous: e(0, 200, 401, 401, 401), .other: e(0, 200, 201, 403, 403),
+            .owner: e(0, 200, 201, 200, 204), .member: e(0, 200, 201, 403, 403),
+            .admin: e(6, 200, 201, 200, 204),
+        ]),
+    RuleSetup(
+        name: "Catalogue: list public, read owner-only: listed, but opened only by the owner",
+        collection: "Catalogue",
+        outcomes: [
+            .anonymous: e(6, 404, 401, 404, 404), .other: e(6, 404, 201, 404, 404),
+            .owner: e(6, 200, 201, 200, 204), .member: e(6, 404, 201, 404, 404),
+            .admin: e(6, 200, 201, 200, 204),
+        ]),
 ]
 
 @Suite("Permission matrix")

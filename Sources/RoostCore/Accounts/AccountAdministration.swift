@@ -29,7 +29,7 @@ extension AccountService {
     }
 
     private func existingAccount(_ identifier: String) async throws -> AccountRecord {
-        guard let account = try await accounts.account(identifiedBy: identifier.lowercased()) else {
+        guard let account = try await accounts.account(identifiedBy: Self.identifierKey(identifier)) else {
             throw RoostError(
                 status: 404, code: "not_found", message: "There is no user '\(identifier.prefix(64))'.",
                 details: RoostError.details(["userName": .string(String(identifier.prefix(64)))]))
@@ -59,5 +59,25 @@ extension AccountService {
                 status: 403, code: "admin_required",
                 message: "Only an administrator can do this; 'roost users create --admin' makes one.")
         }
+    }
+}
+
+/// Groups the app definition declares.
+extension AccountService {
+    /// Creates the declared groups that do not exist yet, owned by no user and with no members.
+    /// A declared group that an administrator created earlier is kept; one that another user
+    /// created first was squatted and is replaced by an empty one. Returns the guids replaced.
+    public func ensureDeclaredGroups(of definition: AppDefinition) async throws -> [String] {
+        guard !definition.groups.isEmpty else { return [] }
+        let now = clock.nowMilliseconds()
+        let objects = definition.groups.sorted { $0.key < $1.key }.map { guid, group in
+            ObjectService.makeObject(
+                collection: AppDefinition.groupCollection, guid: guid,
+                fields: JSONObject(uniqueMembers: [
+                    ("groupName", .string(group.groupName)), ("users", .array([])),
+                ]),
+                createdBy: nil, createdAt: now, updatedBy: nil, updatedAt: now, version: 1)
+        }
+        return try await accounts.ensureGroups(objects)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import RoostJSON
 import RoostStore
 
@@ -55,6 +56,11 @@ public struct AccountService: Sendable {
     /// User fields only the server (later: admins) may set.
     static let reservedUserFields = ["active", "admin"]
     static let renewalInterval: Int64 = 60 * 60 * 1000
+    /// The device id of logins that name none.
+    static let unnamedDevice = "default"
+    /// Under `perDevice`, the most sessions a user keeps from logins that name no device; the
+    /// oldest ends when another begins.
+    public static let maximumUnnamedSessions = 20
 
     let objects: any ObjectStore
     let accounts: any AccountStore
@@ -113,20 +119,24 @@ public struct AccountService: Sendable {
     func createAccount(from body: JSONObject, reservedFields: [String: JSONValue]) async throws
         -> StoredObject
     {
-        guard let userName = body["userName"]?.stringValue else {
+        guard let sentName = body["userName"]?.stringValue else {
             throw body["userName"] == nil
                 ? RoostError.missingField("userName")
                 : RoostError.invalidField("userName", "userName must be a string.")
         }
-        try Self.validate(userName: userName)
+        let userName = try Self.normalizedUserName(sentName)
         let email = try Self.email(in: body)
         guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
         try Self.validate(password: password, userName: userName)
 
         var fields = body
         for field in Self.loginFields { fields[field] = nil }
-        for field in ObjectService.metadataFields + Self.reservedUserFields where fields[field] != nil {
+        for field in ObjectService.reservedFields + Self.reservedUserFields where fields[field] != nil {
             throw RoostError.readOnlyField(field)
+        }
+        // A forged blob descriptor would make someone else's blob (known by its digest) this user's.
+        for member in fields.members where BlobDescriptor.isDescriptor(member.value) {
+            throw RoostError.readOnlyField(member.key)
         }
         fields["userName"] = .string(userName)
         if let email { fields["email"] = .string(email) }
@@ -158,21 +168,27 @@ public struct AccountService: Sendable {
             user: StoredObject, token: IssuedToken
         )
     {
-        let key = String(identifier.lowercased().prefix(256))
-        if let wait = throttle.retryAfter(account: key, address: address) {
+        let key = Self.identifierKey(identifier)
+        // Accounts made before names were normalised keep the key they were stored with.
+        let storedKey = String(identifier.lowercased().prefix(256))
+        var account = try await accounts.account(identifiedBy: key)
+        if account == nil, storedKey != key { account = try await accounts.account(identifiedBy: storedKey) }
+        // One count per account, whether it is named by userName or by email; an unknown name
+        // counts on its own in the same way, so the throttle tells nothing about who exists.
+        let throttleKey = account.map { "user:" + $0.userGuid } ?? "name:" + key
+        if let wait = throttle.retryAfter(account: throttleKey, address: address) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
-        let account = try await accounts.account(identifiedBy: key)
         let valid = await hasher.verify(
             String(password.prefix(1024)), against: account?.passwordHash ?? decoyHash)
         guard valid, let account,
             let user = try await objects.object(in: Self.userCollection, guid: account.userGuid),
             Self.isActive(user)
         else {
-            throttle.recordFailure(account: key, address: address)
+            throttle.recordFailure(account: throttleKey, address: address)
             throw RoostError.invalidCredentials
         }
-        throttle.recordSuccess(account: key)
+        throttle.recordSuccess(account: throttleKey)
         if hasher.needsRehash(account.passwordHash) {
             try await accounts.updatePasswordHash(
                 userGuid: account.userGuid, hash: await hasher.hash(password), revoking: .none)
@@ -231,12 +247,21 @@ public struct AccountService: Sendable {
         return try await accounts.tokens(userGuid: principal.userGuid).filter { $0.expiresAt > now }
     }
 
-    /// Changes the password after checking the current one, and revokes every other token.
-    public func changePassword(for principal: Principal, current: String, new: String) async throws {
+    /// Changes the password after checking the current one, and revokes every other token. Wrong
+    /// current passwords count against the account's login throttle, so a stolen token is no way
+    /// around it.
+    public func changePassword(for principal: Principal, current: String, new: String, address: String)
+        async throws
+    {
         guard let account = try await accounts.account(userGuid: principal.userGuid) else {
             throw RoostError.invalidToken
         }
+        let throttleKey = "user:" + account.userGuid
+        if let wait = throttle.retryAfter(account: throttleKey, address: address) {
+            throw RoostError.tooManyAttempts(retryAfter: wait)
+        }
         guard await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
+            throttle.recordFailure(account: throttleKey, address: address)
             throw RoostError.invalidCredentials
         }
         try Self.validate(password: new, userName: account.userNameKey)
@@ -248,14 +273,18 @@ public struct AccountService: Sendable {
     func issueToken(for userGuid: String, device: DeviceInfo) async throws -> IssuedToken {
         let secret = Sodium.base64URL(Sodium.randomBytes(32))
         let now = clock.nowMilliseconds()
+        let named = device.id.flatMap { $0 == Self.unnamedDevice ? nil : $0 }
         let record = TokenRecord(
             id: guids.makeGuid(), userGuid: userGuid, secretHash: Sodium.sha256(Array(secret.utf8)),
-            deviceId: device.id ?? "default", deviceType: device.type, createdAt: now,
+            deviceId: named ?? Self.unnamedDevice, deviceType: device.type, createdAt: now,
             expiresAt: now + tokenLifetime(),
             renewedAt: now)
+        // Logins that name no device (a browser, curl) are not one device: each keeps its own
+        // session, up to a bound, rather than ending the previous one.
         let revocation: TokenRevocation =
             switch policy {
-            case .perDevice: .sameDevice
+            case .perDevice:
+                named == nil ? .sameDeviceBeyond(Self.maximumUnnamedSessions - 1) : .sameDevice
             case .singleDevice: .allDevices
             case .unlimited: .none
             }
@@ -268,37 +297,8 @@ public struct AccountService: Sendable {
         return document["active"] != .bool(false)
     }
 
-    static func validate(userName: String) throws {
-        let allowed = userName.unicodeScalars.allSatisfy { scalar in
-            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
-                || "._-+".unicodeScalars.contains(scalar)
-        }
-        guard (1...64).contains(userName.count), allowed else {
-            throw RoostError.invalidField(
-                "userName",
-                "A userName is 1 to 64 letters, digits, '.', '_', '-' or '+' (no spaces and no '@').")
-        }
-    }
-
-    static func email(in body: JSONObject) throws -> String? {
-        guard let value = body["email"], value != .null else { return nil }
-        guard let email = value.stringValue, email.utf8.count <= 254, !email.contains(" "),
-            let at = email.firstIndex(of: "@"), at != email.startIndex,
-            email[email.index(after: at)...].contains(".")
-        else { throw RoostError.invalidField("email", "email must look like name@example.com.") }
-        return email
-    }
-
-    static func validate(password: String, userName: String) throws {
-        guard password.count >= 8 else {
-            throw RoostError.weakPassword(
-                "min_length", message: "The password must have at least 8 characters.")
-        }
-        guard password.utf8.count <= 1024 else {
-            throw RoostError.weakPassword("max_length", message: "The password must have at most 1024 bytes.")
-        }
-        guard password.lowercased() != userName.lowercased() else {
-            throw RoostError.weakPassword("not_user_name", message: "The password must not be the user name.")
-        }
+    /// How a login identifier is looked up: NFC, lowercased, bounded.
+    static func identifierKey(_ identifier: String) -> String {
+        String(identifier.prefix(256).precomposedStringWithCanonicalMapping.lowercased().prefix(256))
     }
 }

@@ -43,12 +43,13 @@ public final class IdempotencyService: Sendable {
 
     /// Reserves `key` for this request, or finds the response of its first run.
     public func begin(
-        key: String, caller: Principal?, method: String, target: String, body: [UInt8]
+        key: String, caller: Principal?, clientAddress: String, method: String, target: String,
+        body: [UInt8]
     ) async throws -> Decision {
         try Self.validate(key: key)
         let now = clock.nowMilliseconds()
         await purgeIfDue(now: now)
-        let scope = caller?.userGuid ?? ""
+        let scope = Self.scope(caller: caller, clientAddress: clientAddress)
         let fingerprint = Self.fingerprint(method: method, target: target, body: body)
         switch try await store.reserve(
             scope: scope, key: key, fingerprint: fingerprint, now: now,
@@ -70,6 +71,12 @@ public final class IdempotencyService: Sendable {
     /// Forgets a run that failed on the server's side, so a retry runs again.
     public func abandon(_ ticket: Ticket) async {
         try? await store.release(scope: ticket.scope, key: ticket.key)
+    }
+
+    /// Whose keys these are: a user's own, or, for anonymous callers, those of the client address
+    /// (a guid never holds '@'), so one anonymous client never gets another's answer.
+    static func scope(caller: Principal?, clientAddress: String) -> String {
+        caller?.userGuid ?? "anonymous@" + clientAddress
     }
 
     /// What identifies "the same request": method, target and body, hashed.

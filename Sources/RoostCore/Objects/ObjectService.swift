@@ -67,6 +67,11 @@ public struct ObjectService: Sendable {
         do {
             try await store.insert(object)
         } catch StoreError.duplicate {
+            if collection == AppDefinition.groupCollection,
+                try await store.object(in: collection, guid: guid) == nil
+            {
+                throw RoostError.groupGuidRetired(guid)
+            }
             throw RoostError.conflict(collection: collection, guid: guid)
         }
         return object

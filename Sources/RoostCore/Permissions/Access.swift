@@ -62,16 +62,16 @@ public struct Access: Sendable {
         return RuleBinder.or(parts)
     }
 
-    /// Whether the caller may read this object.
+    /// Whether the caller may read this one object: the `read` rule decides (lists, totals,
+    /// random picks and traversals follow `list`), so `"read": "public", "list": "none"` makes
+    /// objects reachable by guid but never enumerable.
     func canRead(_ object: StoredObject) throws -> Bool {
         guard !isAdmin else { return true }
+        let bound = RuleBinder(caller: caller, body: nil).bind(rule(.read, in: object.collection))
         // Without an access list, a rule that folded to a constant decides without parsing the
         // document: the common case of GET by id on a public collection.
-        if object.acl == nil {
-            let bound = RuleBinder(caller: caller, body: nil).bind(rule(.list, in: object.collection))
-            if case .constant(let allowed) = bound { return allowed }
-        }
-        guard let restriction = listRestriction(object.collection) else { return true }
+        if object.acl == nil, case .constant(let allowed) = bound { return allowed }
+        let restriction = governed(by: bound, grant: grant(reading: true))
         return QueryEvaluator.matches(restriction, try Self.evaluable(object))
     }
 
@@ -88,8 +88,15 @@ public struct Access: Sendable {
         if !definition.settings.allowNewCollections, !definition.declares(object.collection) {
             throw RoostError.collectionNotAllowed(object.collection)
         }
+        // A group's guid is what rules and access lists name: a client may not pick one, or it
+        // could claim a group that a rule trusts before anyone holds it.
+        if object.collection == AppDefinition.groupCollection, body["guid"] != nil {
+            throw RoostError.groupGuidNotAllowed
+        }
         let bound = RuleBinder(caller: caller, body: body).bind(rule(.create, in: object.collection))
-        guard QueryEvaluator.matches(bound, try Self.evaluable(object)) else { throw denial() }
+        guard QueryEvaluator.matches(bound, try Self.evaluable(object)) else {
+            throw denial(.create, object, byACL: false)
+        }
     }
 
     /// Checks an update or delete of `object` (as stored now); `body` is what the request sent.
@@ -100,14 +107,30 @@ public struct Access: Sendable {
         let evaluable = try Self.evaluable(object)
         guard QueryEvaluator.matches(governed(by: bound, grant: grant(reading: false)), evaluable) else {
             try checkRead(object)
-            throw denial()
+            throw denial(operation, object, byACL: object.acl != nil)
         }
     }
 
-    private func denial() -> RoostError {
-        caller == nil
-            ? .loginRequired
-            : .forbidden("The app's rules do not let you do this to this object.")
+    /// 401 for anonymous callers, 403 otherwise; `details` say which rule refused (rules are app
+    /// configuration, not secrets; an access list is named, not shown).
+    private func denial(_ operation: AppDefinition.Operation, _ object: StoredObject, byACL: Bool)
+        -> RoostError
+    {
+        let (policy, defaults) = definition.policy(for: object.collection)
+        var text = policy.resolved(operation, defaults: defaults).text
+        if byACL {
+            text = "the object's access list (ffACL)"
+        } else if object.collection == AppDefinition.groupCollection, definition.groups[object.guid] != nil {
+            text = "declared in the app definition: only administrators and the group's managers change it"
+        }
+        let details = RoostError.details([
+            "collection": .string(object.collection), "operation": .string(operation.rawValue),
+            "rule": .string(text),
+        ])
+        let base: RoostError =
+            caller == nil
+            ? .loginRequired : .forbidden("The app's rules do not let you do this to this object.")
+        return RoostError(status: base.status, code: base.code, message: base.message, details: details)
     }
 
     /// The object's document with its access list, as rules see it.
@@ -115,12 +138,28 @@ public struct Access: Sendable {
         guard case .object(var document) = try JSONParser.parse(object.document) else {
             throw RoostError.internalError
         }
-        if let acl = object.acl { document["ffACL"] = try JSONParser.parse(acl) }
+        // Only the access-list column counts, as in SQL: an `ffACL` field that reached a document
+        // (a registration before it was refused) is no access list.
+        document["ffACL"] = try object.acl.map { try JSONParser.parse($0) }
         return document
     }
 }
 
 extension RoostError {
+    static let groupGuidNotAllowed = RoostError(
+        status: 403, code: "group_guid_not_allowed",
+        message:
+            "Only an administrator may choose a group's guid; create the group without one, or declare it under 'groups' in the app definition."
+    )
+
+    static func groupGuidRetired(_ guid: String) -> RoostError {
+        RoostError(
+            status: 409, code: "group_guid_retired",
+            message:
+                "A group with the guid '\(guid)' existed and was deleted; a group's guid is never used again.",
+            details: details(["collection": .string(AppDefinition.groupCollection), "guid": .string(guid)]))
+    }
+
     static func collectionNotAllowed(_ collection: String) -> RoostError {
         RoostError(
             status: 403, code: "collection_not_allowed",

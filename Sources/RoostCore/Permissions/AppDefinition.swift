@@ -13,6 +13,8 @@ public struct AppDefinition: Sendable {
     public struct CollectionPolicy: Sendable {
         /// Declared rules; an operation without one falls back (list to read, others to defaults).
         public var rules: [Operation: RuleExpression] = [:]
+        /// Each rule as written, to say which rule refused a write.
+        public var ruleTexts: [Operation: String] = [:]
         /// Top-level fields only the object's creator and administrators may see or query on.
         public var ownerOnlyFields: Set<String> = []
         /// Fields to keep an index on.
@@ -22,10 +24,41 @@ public struct AppDefinition: Sendable {
 
         /// The rule for an operation, falling back to `defaults` when undeclared.
         func rule(_ operation: Operation, defaults: CollectionPolicy) -> RuleExpression {
-            if let rule = rules[operation] { return rule }
-            if operation == .list, let read = rules[.read] { return read }
-            if let rule = defaults.rules[operation] { return rule }
-            return operation == .list ? defaults.rules[.read] ?? .constant(true) : .constant(false)
+            resolved(operation, defaults: defaults).rule
+        }
+
+        /// The rule for an operation and its text: the declared one, else (for `list`) the
+        /// declared `read`, else the default's.
+        func resolved(_ operation: Operation, defaults: CollectionPolicy) -> (
+            rule: RuleExpression, text: String
+        ) {
+            func entry(_ policy: CollectionPolicy, _ operation: Operation) -> (RuleExpression, String)? {
+                policy.rules[operation].map { ($0, policy.ruleTexts[operation] ?? "") }
+            }
+            if let found = entry(self, operation) { return found }
+            if operation == .list, let read = entry(self, .read) { return read }
+            if let found = entry(defaults, operation) { return found }
+            if operation == .list, let read = entry(defaults, .read) { return read }
+            return operation == .list ? (.constant(true), "public") : (.constant(false), "none")
+        }
+
+        mutating func set(_ operation: Operation, _ rule: RuleExpression, text: String) {
+            rules[operation] = rule
+            ruleTexts[operation] = text
+        }
+    }
+
+    /// A group the app declares: created at start, owned by no user; only administrators and the
+    /// managers named here change its members.
+    public struct DeclaredGroup: Sendable, Equatable {
+        /// The `groupName` the group object is created with.
+        public var groupName: String
+        /// Guids of the users who may change the group besides administrators.
+        public var managers: [String] = []
+
+        public init(groupName: String, managers: [String] = []) {
+            self.groupName = groupName
+            self.managers = managers
         }
     }
 
@@ -49,30 +82,36 @@ public struct AppDefinition: Sendable {
     public var settings = Settings()
     /// Declared collections by name; `*` applies to every collection not named.
     public var collections: [String: CollectionPolicy] = [:]
+    /// Declared groups by guid.
+    public var groups: [String: DeclaredGroup] = [:]
+    /// The collection whose objects are groups.
+    public static let groupCollection = "FFUserGroup"
 
     public init() {}
 
     /// FatFractal's defaults: everyone reads, logged-in users create, only the creator changes.
     static let builtInDefaults: CollectionPolicy = {
         var policy = CollectionPolicy()
-        policy.rules = [
-            .read: .constant(true), .create: .loggedIn,
-            .update: ownerRule, .delete: ownerRule,
-        ]
+        policy.set(.read, .constant(true), text: "public")
+        policy.set(.create, .loggedIn, text: "loggedIn")
+        policy.set(.update, ownerRule, text: ownerRuleText)
+        policy.set(.delete, ownerRule, text: ownerRuleText)
         return policy
     }()
 
     static let ownerRule = RuleExpression.comparison(
         .field(FieldPath("createdBy")!), .eq, .variable(.userGuid))
+    static let ownerRuleText = "createdBy eq @user.guid"
 
     /// Users: logged-in users see profiles, only the user (or an admin) changes theirs, and only
     /// the user sees their email. Accounts are created by registration, never through resources.
     static let builtInUsers: CollectionPolicy = {
         var policy = CollectionPolicy()
         let itself = RuleExpression.comparison(.field(FieldPath("guid")!), .eq, .variable(.userGuid))
-        policy.rules = [
-            .read: .loggedIn, .create: .constant(false), .update: itself, .delete: .constant(false),
-        ]
+        policy.set(.read, .loggedIn, text: "loggedIn")
+        policy.set(.create, .constant(false), text: "none")
+        policy.set(.update, itself, text: "guid eq @user.guid")
+        policy.set(.delete, .constant(false), text: "none")
         policy.ownerOnlyFields = ["email"]
         return policy
     }()
@@ -80,7 +119,10 @@ public struct AppDefinition: Sendable {
     /// Groups: visible to logged-in users, managed by their creator.
     static let builtInGroups: CollectionPolicy = {
         var policy = CollectionPolicy()
-        policy.rules = [.read: .loggedIn, .create: .loggedIn, .update: ownerRule, .delete: ownerRule]
+        policy.set(.read, .loggedIn, text: "loggedIn")
+        policy.set(.create, .loggedIn, text: "loggedIn")
+        policy.set(.update, ownerRule, text: ownerRuleText)
+        policy.set(.delete, ownerRule, text: ownerRuleText)
         return policy
     }()
 
@@ -89,27 +131,49 @@ public struct AppDefinition: Sendable {
         collections[collection] != nil || collection == "FFUser" || collection == "FFUserGroup"
     }
 
-    /// The policy for a collection: its declaration over the built-in one, each operation falling
-    /// back to `*` and then to FatFractal's defaults.
+    /// The policy for a collection and the defaults its undeclared operations take. A named
+    /// collection's undeclared operations take FatFractal's defaults; `*` stands in for every
+    /// collection not named. `FFUser` and `FFUserGroup` start from their built-in rules, which a
+    /// declaration may override and `*` does not touch.
     public func policy(for collection: String) -> (policy: CollectionPolicy, defaults: CollectionPolicy) {
-        let wildcard = collections["*"]
-        var defaults = Self.builtInDefaults
-        for (operation, rule) in wildcard?.rules ?? [:] { defaults.rules[operation] = rule }
         let builtIn: CollectionPolicy? =
             switch collection {
             case "FFUser": Self.builtInUsers
-            case "FFUserGroup": Self.builtInGroups
+            case Self.groupCollection: Self.builtInGroups
             default: nil
             }
         guard var policy = builtIn else {
-            return (collections[collection] ?? wildcard ?? CollectionPolicy(), defaults)
+            return (collections[collection] ?? collections["*"] ?? CollectionPolicy(), Self.builtInDefaults)
         }
         if let declared = collections[collection] {
-            for (operation, rule) in declared.rules { policy.rules[operation] = rule }
+            for (operation, rule) in declared.rules {
+                policy.set(operation, rule, text: declared.ruleTexts[operation] ?? "")
+            }
             policy.ownerOnlyFields.formUnion(declared.ownerOnlyFields)
             policy.indexes = declared.indexes
         }
-        return (policy, defaults)
+        if collection == Self.groupCollection, !groups.isEmpty { guardDeclaredGroups(&policy) }
+        return (policy, Self.builtInDefaults)
+    }
+
+    /// Declared groups change only by administrators (who bypass rules) and their managers, and
+    /// are deleted only by administrators; other groups keep the rules they had.
+    private func guardDeclaredGroups(_ policy: inout CollectionPolicy) {
+        let guid = FieldPath("guid")!
+        let isDeclared = RuleExpression.or(
+            groups.keys.sorted().map { .comparison(.field(guid), .eq, .literal(.string($0))) })
+        let byManager = RuleExpression.or(
+            groups.sorted { $0.key < $1.key }.map { name, group in
+                .and([
+                    .comparison(.field(guid), .eq, .literal(.string(name))),
+                    .or(group.managers.map { .comparison(.variable(.userGuid), .eq, .literal(.string($0))) }),
+                ])
+            })
+        for operation in [Operation.update, .delete] {
+            let (rule, text) = policy.resolved(operation, defaults: Self.builtInDefaults)
+            let others = RuleExpression.and([.not(isDeclared), rule])
+            policy.set(operation, operation == .update ? .or([others, byManager]) : others, text: text)
+        }
     }
 
     /// Every owner-only field name of any collection, for queries that look through references.

@@ -44,9 +44,10 @@ extension AppDefinition {
         guard case .object(let top) = root else {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
-        try allowOnly(["settings", "collections"], in: top, at: "")
+        try allowOnly(["settings", "collections", "groups"], in: top, at: "")
         var definition = AppDefinition()
         if let settings = top["settings"] { definition.settings = try parseSettings(settings) }
+        if let groups = top["groups"] { definition.groups = try parseGroups(groups) }
         if let collections = top["collections"] {
             guard case .object(let members) = collections else {
                 throw .at("collections", "an object whose keys are collection names (or '*')")
@@ -62,6 +63,55 @@ extension AppDefinition {
             }
         }
         return definition
+    }
+
+    /// The most groups a definition declares, and managers a group names.
+    public static let maximumDeclaredGroups = 1000
+
+    /// `{"hr": {"groupName": "Human resources", "managers": ["<user guid>", ...]}, "editors": {}}`.
+    private static func parseGroups(_ value: JSONValue) throws(AppDefinitionError) -> [String: DeclaredGroup]
+    {
+        guard case .object(let members) = value, members.members.count <= maximumDeclaredGroups else {
+            throw .at(
+                "groups",
+                "an object of at most \(maximumDeclaredGroups) groups by guid, such as {\"hr\": {\"managers\": [\"<user guid>\"]}}"
+            )
+        }
+        var groups: [String: DeclaredGroup] = [:]
+        for (guid, body) in members.members {
+            let place = "groups.\(guid)"
+            guard ObjectService.isValidGuid(guid) else {
+                throw .at(place, "a group's guid is 1 to 64 letters, digits, '_' or '-'")
+            }
+            guard case .object(let fields) = body else {
+                throw .at(place, "a group is an object with an optional 'groupName' and 'managers'")
+            }
+            try allowOnly(["groupName", "managers"], in: fields, at: place + ".")
+            var group = DeclaredGroup(groupName: guid)
+            if let name = fields["groupName"] {
+                guard let text = name.stringValue, (1...256).contains(text.utf8.count) else {
+                    throw .at(place + ".groupName", "a string of 1 to 256 bytes")
+                }
+                group.groupName = text
+            }
+            if let managers = fields["managers"] {
+                guard case .array(let elements) = managers, elements.count <= maximumDeclaredGroups else {
+                    throw .at(place + ".managers", "an array of at most \(maximumDeclaredGroups) user guids")
+                }
+                for element in elements {
+                    // Guids, not user names: a name nobody holds yet could be registered by anyone.
+                    guard let text = element.stringValue, ObjectService.isValidGuid(text) else {
+                        throw .at(
+                            place + ".managers",
+                            "'\((element.stringValue ?? element.typeName).prefix(64))' is not a user guid (managers are named by guid, not by user name)"
+                        )
+                    }
+                    group.managers.append(text)
+                }
+            }
+            groups[guid] = group
+        }
+        return groups
     }
 
     private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
@@ -121,7 +171,7 @@ extension AppDefinition {
                         place, "a rule is a string, such as \"loggedIn\" or \"createdBy eq @user.guid\"")
                 }
                 do {
-                    policy.rules[Operation(rawValue: name)!] = try QueryParser.parseRule(text)
+                    policy.set(Operation(rawValue: name)!, try QueryParser.parseRule(text), text: text)
                 } catch {
                     throw .at(place, error.message)
                 }
