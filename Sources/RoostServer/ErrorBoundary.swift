@@ -2,6 +2,8 @@ import Foundation
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostStore
+import Synchronization
 
 /// The one place where errors become HTTP responses.
 ///
@@ -25,6 +27,9 @@ enum ErrorBoundary {
                 message:
                     "This endpoint does not accept \(request.method); use one of \(allowed.joined(separator: ", ")).",
                 details: JSONObject(uniqueMembers: [("allowed", .array(allowed.map(JSONValue.string)))]))
+        case let error where StorageFailure.isOutOfSpace(error):
+            logDiskFull()
+            roostError = .insufficientStorage
         default:
             // Only the method and route go to the log: the path may hold user data.
             let line =
@@ -34,8 +39,10 @@ enum ErrorBoundary {
         }
         var response = Response.json(roostError.status, roostError.jsonBody)
         switch roostError.code {
-        case "too_many_attempts":
+        case "too_many_attempts", "server_busy":
             response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 60))
+        case "insufficient_storage":
+            response.headers.set("Retry-After", String(RoostError.insufficientStorageRetryAfter))
         case "invalid_token":
             response.headers.set("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")
         case "login_required":
@@ -44,6 +51,23 @@ enum ErrorBoundary {
             break
         }
         return response
+    }
+
+    private static let lastDiskFullLog = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// Says "disk full" on standard error at most once a minute: a full disk fails every write,
+    /// and a line per request would flood the log (which may sit on the same disk).
+    private static func logDiskFull() {
+        let now = ContinuousClock.now
+        let due = lastDiskFullLog.withLock { last in
+            if let last, now - last < .seconds(60) { return false }
+            last = now
+            return true
+        }
+        if due {
+            let line = "roost: the disk under the data folder is full; writes answer 507 until space is freed\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
     }
 
     /// Protocol errors raised by the HTTP layer, in the same shape.

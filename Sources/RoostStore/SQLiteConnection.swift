@@ -6,6 +6,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// SQLite's primary or extended result code.
     public let code: Int32
     public let message: String
+    /// The operating system's `errno` behind an I/O error (`sqlite3_system_errno`), else 0.
+    public var systemErrno: Int32 = 0
 
     /// Whether a UNIQUE or PRIMARY KEY constraint failed.
     public var isUniqueViolation: Bool {
@@ -44,6 +46,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         sqlite3_close_v2(handle)
     }
 
+    /// Whether a transaction is open (SQLite may end one itself after SQLITE_FULL or an I/O error).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// Runs one or more statements that take no parameters.
     public func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
@@ -51,7 +56,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         if status != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: status, message: message)
+            throw SQLiteError(code: status, message: message, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -128,7 +133,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     private func error(_ status: Int32) -> SQLiteError {
-        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        SQLiteError(
+            code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)),
+            systemErrno: sqlite3_system_errno(handle))
     }
 }
 

@@ -132,6 +132,9 @@ public final class SQLiteDatabase: @unchecked Sendable {
             return
         }
         for job in batch {
+            // SQLITE_FULL or an I/O error may roll the whole transaction back; a SAVEPOINT now would
+            // open a transaction of its own and commit the job while its batch reports failure.
+            guard writer.isInTransaction else { break }
             do {
                 try writer.execute("SAVEPOINT roost_write")
                 job.run(on: writer)

@@ -44,6 +44,9 @@ func serveHelp() -> String {
         "--session-policy and --token-lifetime. SIGINT or SIGTERM stops the server after",
         "the requests in flight are answered; SIGHUP reloads the app definition.",
         "",
+        "One server per data folder: it holds an exclusive lock on DATA/roost.lock, and a",
+        "second 'roost serve' on the same folder exits with status \(DataFolderLock.heldExitStatus).",
+        "",
         "EXAMPLE:",
         "  roost serve --host 0.0.0.0 --port 8080 --data-dir /var/lib/roost --app roost.json",
     ]
@@ -75,6 +78,20 @@ func serve(_ arguments: [String]) async -> Int32 {
         printError("\(error)")
         return 64
     }
+    do {
+        try DataFolderLock.acquire(configuration.dataDirectory, command: "roost serve")
+    } catch {
+        switch error {
+        case .held(let holder):
+            printError(
+                "cannot start: " + DataFolderLock.heldMessage(configuration.dataDirectory, holder: holder))
+            return DataFolderLock.heldExitStatus
+        case .unavailable(let message):
+            printError("cannot start: \(message)")
+            return 1
+        }
+    }
+    warnIfDataFolderIsShared(configuration.dataDirectory)
     // A fixed threshold keeps glibc from raising it after the first large free, so the 19 MiB
     // blocks of each Argon2id hash are unmapped when done instead of staying resident.
     roost_set_mmap_threshold(1 << 20)
@@ -145,6 +162,9 @@ final class ManagedAtomicFlag: @unchecked Sendable {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// Everything Roost creates in a data folder (database, WAL, blobs, pid and lock files) holds
+// password hashes, emails or user data: owner-only. `app apply` writes the user's own file instead.
+if arguments.first != "app" { umask(0o077) }
 let status: Int32
 switch arguments.first {
 case nil, "help", "--help", "-h":
