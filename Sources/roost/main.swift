@@ -113,31 +113,56 @@ func serve(_ arguments: [String]) async -> Int32 {
         atPath: pidFile, contents: Data("\(getpid())\n\(appPath)\n".utf8),
         attributes: [.posixPermissions: 0o600])
     reloadOnHangup(application, dataDirectory: configuration.dataDirectory)
+    let termination = TerminationSignal()
     say(
         "roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
     )
-    await waitForTerminationSignal()
+    await termination.wait()
     say("roost: shutting down; finishing requests in flight")
     await application.shutdown()
     try? FileManager.default.removeItem(atPath: pidFile)
     return 0
 }
 
-/// Suspends until SIGINT or SIGTERM arrives.
-func waitForTerminationSignal() async {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+/// SIGINT and SIGTERM, caught from the moment this is made: a signal that arrives before anyone
+/// waits (right after "listening" is printed, say) is kept, not lost or fatal.
+final class TerminationSignal: @unchecked Sendable {
+    // @unchecked Sendable: `arrived` and `waiter` are only touched under the lock.
+    private let lock = NSLock()
+    private var arrived = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    init() {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
         let queue = DispatchQueue(label: "roost-signals")
-        let resumed = ManagedAtomicFlag()
         let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
         for source in sources {
-            source.setEventHandler {
-                if resumed.setOnce() { continuation.resume() }
+            source.setEventHandler { [self] in
+                lock.lock()
+                let waiting = arrived ? nil : waiter
+                arrived = true
+                waiter = nil
+                lock.unlock()
+                waiting?.resume()
             }
             source.resume()
         }
         SignalSources.keep(sources)
+    }
+
+    /// Suspends until SIGINT or SIGTERM has arrived.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if arrived {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
     }
 }
 
@@ -145,20 +170,6 @@ func waitForTerminationSignal() async {
 enum SignalSources {
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
     static func keep(_ new: [any DispatchSourceSignal]) { sources += new }
-}
-
-/// A flag that can be set once from any thread.
-final class ManagedAtomicFlag: @unchecked Sendable {
-    // @unchecked Sendable: the flag is only read and written under the lock.
-    private let lock = NSLock()
-    private var isSet = false
-    func setOnce() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if isSet { return false }
-        isSet = true
-        return true
-    }
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -53,6 +53,9 @@ public final class BackgroundWorkers: Sendable {
         }
     }
 
+    /// Jobs waiting for a thread now (not those running).
+    public var waiting: Int { queue.jobs.withLock { $0.count } }
+
     /// Runs `work` on a worker thread and returns its result.
     public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
