@@ -12,6 +12,8 @@ public final class BackgroundWorkers: Sendable {
     private final class Queue: Sendable {
         let jobs = Mutex<[@Sendable () -> Void]>([])
         let ready = DispatchSemaphore(value: 0)
+        /// Kernel ids of the worker threads, so callers can check where they run.
+        let threadIDs = Mutex<Set<Int>>([])
     }
 
     /// Thrown by ``runBounded(_:)`` when `queueLimit` jobs are waiting already.
@@ -40,7 +42,9 @@ public final class BackgroundWorkers: Sendable {
         self.threads = max(1, threads)
         self.queueLimit = max(0, queueLimit)
         for index in 0..<self.threads {
+            let threadName = "\(name)-\(index)"
             let thread = Thread { [queue] in
+                queue.threadIDs.withLock { _ = $0.insert(roost_current_thread_id()) }
                 if lowPriority { lowerThreadPriority() }
                 while true {
                     queue.ready.wait()
@@ -48,9 +52,14 @@ public final class BackgroundWorkers: Sendable {
                     job?()
                 }
             }
-            thread.name = "\(name)-\(index)"
+            thread.name = threadName
             thread.start()
         }
+    }
+
+    /// Whether the calling thread is one of these workers.
+    public var isCurrentThreadAWorker: Bool {
+        queue.threadIDs.withLock { $0.contains(roost_current_thread_id()) }
     }
 
     /// Jobs waiting for a thread now (not those running).

@@ -95,12 +95,20 @@ public struct PasswordHasher: Sendable {
             },
             verify: { password, hash in
                 Sodium.ensureReady()
-                // libsodium answers -1 both for a wrong password (errno EINVAL) and for a failed
-                // allocation (errno ENOMEM); only errno tells them apart.
                 let bytes = Array(password.utf8CString.dropLast())
+                // crypto_pwhash_str_verify answers "mismatch" when its memory cannot be allocated,
+                // which would turn memory pressure into wrong-password answers and throttled
+                // users; recomputing with crypto_pwhash tells the two apart (errno ENOMEM).
+                guard let encoded = EncodedArgon2id(hash) else {
+                    return crypto_pwhash_str_verify(hash, bytes, UInt64(bytes.count)) == 0 ? .match : .mismatch
+                }
+                var output = [UInt8](repeating: 0, count: encoded.hash.count)
                 errno = 0
-                if crypto_pwhash_str_verify(hash, bytes, UInt64(bytes.count)) == 0 { return .match }
-                return errno == ENOMEM ? .outOfMemory : .mismatch
+                let status = crypto_pwhash(
+                    &output, UInt64(output.count), bytes, UInt64(bytes.count), encoded.salt, encoded.operations,
+                    encoded.memory, crypto_pwhash_alg_argon2id13())
+                guard status == 0 else { return errno == ENOMEM ? .outOfMemory : .mismatch }
+                return sodium_memcmp(output, encoded.hash, output.count) == 0 ? .match : .mismatch
             })
     }
 
@@ -188,5 +196,48 @@ public struct PasswordHasher: Sendable {
                 retryAfter: Self.busyRetryAfter,
                 message: "The server is busy checking other passwords; try again in a few seconds.")
         }
+    }
+}
+
+/// The parts of a libsodium Argon2id string, `$argon2id$v=19$m=<KiB>,t=<passes>,p=1$<salt>$<hash>`;
+/// nil for any other shape (those are checked by `crypto_pwhash_str_verify` alone).
+struct EncodedArgon2id {
+    let operations: UInt64
+    /// Bytes (the string says KiB).
+    let memory: Int
+    let salt: [UInt8]
+    let hash: [UInt8]
+
+    init?(_ text: String) {
+        let parts = text.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id", parts[2] == "v=19" else { return nil }
+        var costs: [Substring: UInt64] = [:]
+        for cost in parts[3].split(separator: ",") {
+            let pair = cost.split(separator: "=")
+            guard pair.count == 2, let value = UInt64(pair[1]) else { return nil }
+            costs[pair[0]] = value
+        }
+        guard costs.count == 3, costs["p"] == 1, let passes = costs["t"], let kibibytes = costs["m"],
+            kibibytes <= UInt64(Int.max / 1024),
+            let salt = Self.decode(parts[4]), salt.count == Int(crypto_pwhash_saltbytes()),
+            let hash = Self.decode(parts[5]), hash.count >= Int(crypto_pwhash_bytes_min())
+        else { return nil }
+        operations = passes
+        memory = Int(kibibytes) * 1024
+        self.salt = salt
+        self.hash = hash
+    }
+
+    /// Standard base64 without padding, as Argon2 strings use.
+    private static func decode(_ text: Substring) -> [UInt8]? {
+        let characters = Array(String(text).utf8CString.dropLast())
+        var bytes = [UInt8](repeating: 0, count: characters.count)
+        var length = 0
+        let variant = Int32(sodium_base64_VARIANT_ORIGINAL_NO_PADDING)
+        guard
+            sodium_base642bin(
+                &bytes, bytes.count, characters, characters.count, nil, &length, nil, variant) == 0
+        else { return nil }
+        return Array(bytes.prefix(length))
     }
 }
