@@ -133,7 +133,11 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
     private var failedForSpace = false
 
     init(storage: any BlobStorage) throws {
-        (path, descriptor) = try storage.makeTemporaryFile()
+        do {
+            (path, descriptor) = try storage.makeTemporaryFile()
+        } catch where StorageFailure.isOutOfSpace(error) {
+            throw ErrorBoundary.diskFull
+        }
     }
 
     func write(_ bytes: ArraySlice<UInt8>) -> Bool {
@@ -194,8 +198,7 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
                 descriptor = -1
                 if let failure {
                     unlink(path)
-                    continuation.resume(
-                        throwing: failedForSpace ? OutOfSpaceError(failure) : StoreError.io(failure))
+                    continuation.resume(throwing: failedForSpace ? ErrorBoundary.diskFull : StoreError.io(failure))
                 } else {
                     continuation.resume(
                         returning: StreamedBody(

@@ -53,6 +53,10 @@ enum ErrorBoundary {
         return response
     }
 
+    /// The 507 answer for a streamed body that found the disk full, given by the HTTP layer.
+    static let diskFull = HTTPProtocolError(
+        status: 507, code: RoostError.insufficientStorage.code, message: RoostError.insufficientStorage.message)
+
     private static let lastDiskFullLog = Mutex<ContinuousClock.Instant?>(nil)
 
     /// Says "disk full" on standard error at most once a minute: a full disk fails every write,
@@ -73,6 +77,11 @@ enum ErrorBoundary {
     /// Protocol errors raised by the HTTP layer, in the same shape.
     static func protocolResponse(_ error: HTTPProtocolError) -> Response {
         let body = RoostError(status: error.status, code: error.code, message: error.message).jsonBody
-        return Response.json(error.status, body)
+        var response = Response.json(error.status, body)
+        if error == diskFull {
+            logDiskFull()
+            response.headers.set("Retry-After", String(RoostError.insufficientStorageRetryAfter))
+        }
+        return response
     }
 }

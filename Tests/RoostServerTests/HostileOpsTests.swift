@@ -105,6 +105,142 @@ struct HostileOpsTests {
     }
 }
 
+/// Item 6 on the real binary: a data folder on a small tmpfs the test mounts, then fills.
+@Suite("Hostile clients: a full disk", .serialized)
+struct FullDiskTests {
+    static let refusal =
+        #"{"status":507,"code":"insufficient_storage","message":"The server is out of disk space and cannot save changes right now; reading still works. Try again later.","details":{}}"#
+
+    /// Writes to `path` until the file system says it is full.
+    func fill(_ path: String) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(descriptor) }
+        for size in [1 << 20, 4096, 1] {
+            let chunk = [UInt8](repeating: 7, count: size)
+            while write(descriptor, chunk, size) == size {}
+        }
+    }
+
+    func create(_ client: TestHTTPClient, _ guid: String) async throws -> TestResponse {
+        try await client.send(
+            "POST", "/ff/resources/Disk",
+            json: #"{"guid":"\#(guid)","payload":"\#(String(repeating: "x", count: 2000))"}"#)
+    }
+
+    func login(_ client: TestHTTPClient) async throws -> TestResponse {
+        try await client.send("POST", "/ff/login", json: #"{"userName":"keeper","password":"correct horse"}"#)
+    }
+
+    func upload(_ client: TestHTTPClient, _ guid: String) async throws -> TestResponse {
+        try await client.send(
+            "PUT", "/ff/resources/Disk/\(guid)/photo", headers: [("Content-Type", "image/png")],
+            body: [UInt8](repeating: 9, count: 256 << 10))
+    }
+
+    @Test("a full disk answers 507 to writes, logins and uploads, serves reads, recovers alone, loses nothing")
+    func fullDisk() async throws {
+        guard let directory = try await mountSmallDisk(megabytes: 8) else { return }
+        defer { _ = umount2(directory, Int32(MNT_DETACH)) }
+        let arguments = ["--app", try writeOpenDefinition(beside: directory)]
+        let server = try RoostProcess(dataDirectory: directory, arguments: arguments)
+        let client = TestHTTPClient(port: server.port)
+        #expect(try await client.send("POST", "/ff/register", json: #"{"userName":"keeper","password":"correct horse"}"#).status == 201)
+        let token = try #require(try await login(client).json["token"] as? String)
+        var acknowledged: [String] = []
+        #expect(try await create(client, "before").status == 201)
+        acknowledged.append("before")
+
+        fill(directory + "/filler")
+        var refused: TestResponse?
+        for index in 0..<1000 {
+            let response = try await create(client, "full-\(index)")
+            guard response.status == 201 else {
+                refused = response
+                break
+            }
+            acknowledged.append("full-\(index)")
+        }
+        let refusal = try #require(refused)
+        #expect(refusal.status == 507)
+        #expect(refusal.text == Self.refusal)
+        #expect(refusal.header("Retry-After") == "30")
+
+        // Reads go on: objects, lists, the session of a logged-in user, health.
+        #expect(try await client.send("GET", "/ff/resources/Disk/before").status == 200)
+        #expect(try await client.send("GET", "/ff/resources/Disk?count=5").status == 200)
+        #expect(try await client.send("GET", "/health").status == 200)
+        let session = try await client.send("GET", "/ff/session", headers: [("Authorization", "Bearer \(token)")])
+        #expect(session.json["loggedIn"] as? Bool == true)
+        // A login has to store its token, and an upload its bytes: both say the disk is full.
+        let refusedLogin = try await login(client)
+        #expect(refusedLogin.status == 507)
+        #expect(refusedLogin.text == Self.refusal)
+        let refusedUpload = try await upload(client, "before")
+        #expect(refusedUpload.status == 507)
+        #expect(refusedUpload.text == Self.refusal)
+        #expect(refusedUpload.header("Retry-After") == "30")
+
+        // Space returns: the same process writes again, with no restart.
+        unlink(directory + "/filler")
+        #expect(try await create(client, "after").status == 201)
+        acknowledged.append("after")
+        #expect(try await login(client).status == 200)
+        #expect(try await upload(client, "after").status == 200)
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+        let log = try String(contentsOfFile: directory + ".log", encoding: .utf8)
+        #expect(log.components(separatedBy: "the disk under the data folder is full").count == 2, "\(log)")
+        #expect(!log.contains(directory + "/"), "no paths in the log: \(log)")
+
+        // Everything acknowledged is there after a restart, and the database is intact.
+        let restarted = try RoostProcess(dataDirectory: directory, arguments: arguments)
+        let reader = TestHTTPClient(port: restarted.port)
+        var missing: [String] = []
+        for guid in acknowledged where try await reader.send("GET", "/ff/resources/Disk/\(guid)").status != 200 {
+            missing.append(guid)
+        }
+        #expect(missing.isEmpty, "acknowledged but lost: \(missing)")
+        #expect(try await reader.send("GET", "/ff/resources/Disk/after/photo").body.count == 256 << 10)
+        #expect(try await restarted.stop(signal: SIGTERM) == 0)
+        let connection = try SQLiteConnection(path: directory + "/roost.sqlite")
+        #expect(try connection.first("PRAGMA integrity_check") { $0.text(0) } == "ok")
+        // The WAL written around the full disk checkpoints completely.
+        #expect(try connection.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) } == 0)
+    }
+
+    /// Mounts a tmpfs of `megabytes` on a new folder; nil (after printing why) where that is not allowed.
+    func mountSmallDisk(megabytes: Int) async throws -> String? {
+        let directory = TestServer.makeTemporaryDirectory()
+        let mount = try await runProgram(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0700", "tmpfs", directory])
+        guard mount.status == 0 else {
+            print("skipped: cannot mount a tmpfs on \(directory): \(mount.errorOutput)")
+            return nil
+        }
+        return directory
+    }
+
+    @Test("on a full disk a token due for renewal keeps working: renewal waits for space")
+    func renewalOnFullDisk() async throws {
+        guard let directory = try await mountSmallDisk(megabytes: 8) else { return }
+        defer { _ = umount2(directory, Int32(MNT_DETACH)) }
+        let clock = ManualClock()
+        let server = try await TestServer(dataDirectory: directory) { configuration in
+            configuration.clock = clock
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+        }
+        let client = server.client
+        #expect(try await client.register("renewer").status == 201)
+        let token = try await client.login("renewer")
+        clock.advance(seconds: 2 * 3600)
+        fill(directory + "/filler")
+        let session = try await client.send("GET", "/ff/session", headers: [("Authorization", "Bearer \(token)")])
+        #expect(session.status == 200)
+        #expect(session.json["loggedIn"] as? Bool == true)
+        unlink(directory + "/filler")
+        await server.stop()
+    }
+}
+
 /// SHA-256 of bytes, through the store's streaming digest.
 func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] {
     let digest = StreamingDigest()
