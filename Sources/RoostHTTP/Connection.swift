@@ -122,7 +122,9 @@ final class Connection: @unchecked Sendable {
                 sendError(error)
                 return
             case .streamStart(let head):
-                guard let open = loop.server.configuration.bodySinks else { return sendError(Self.storageFailure) }
+                guard let open = loop.server.configuration.bodySinks else {
+                    return sendError(Self.storageFailure)
+                }
                 do {
                     bodySink = try open(head)
                 } catch {

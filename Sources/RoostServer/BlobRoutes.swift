@@ -135,7 +135,7 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
     init(storage: any BlobStorage) throws {
         do {
             (path, descriptor) = try storage.makeTemporaryFile()
-        } catch where StorageFailure.isOutOfSpace(error) {
+        } catch let error where StorageFailure.isOutOfSpace(error) {
             throw ErrorBoundary.diskFull
         }
     }
@@ -198,7 +198,8 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
                 descriptor = -1
                 if let failure {
                     unlink(path)
-                    continuation.resume(throwing: failedForSpace ? ErrorBoundary.diskFull : StoreError.io(failure))
+                    continuation.resume(
+                        throwing: failedForSpace ? ErrorBoundary.diskFull : StoreError.io(failure))
                 } else {
                     continuation.resume(
                         returning: StreamedBody(

@@ -55,7 +55,8 @@ enum ErrorBoundary {
 
     /// The 507 answer for a streamed body that found the disk full, given by the HTTP layer.
     static let diskFull = HTTPProtocolError(
-        status: 507, code: RoostError.insufficientStorage.code, message: RoostError.insufficientStorage.message)
+        status: 507, code: RoostError.insufficientStorage.code,
+        message: RoostError.insufficientStorage.message)
 
     private static let lastDiskFullLog = Mutex<ContinuousClock.Instant?>(nil)
 
@@ -69,7 +70,8 @@ enum ErrorBoundary {
             return true
         }
         if due {
-            let line = "roost: the disk under the data folder is full; writes answer 507 until space is freed\n"
+            let line =
+                "roost: the disk under the data folder is full; writes answer 507 until space is freed\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }

@@ -27,13 +27,16 @@ public enum StorageFailure {
             return error.isOutOfSpace
         case let error as CocoaError:
             if error.code == .fileWriteOutOfSpace { return true }
-            return (error.underlying as? POSIXError).map { OutOfSpaceError.isOutOfSpace(errno: $0.code.rawValue) }
+            return (error.underlying as? POSIXError).map {
+                OutOfSpaceError.isOutOfSpace(errno: $0.code.rawValue)
+            }
                 ?? false
         case let error as POSIXError:
             return OutOfSpaceError.isOutOfSpace(errno: error.code.rawValue)
         default:
             let error = error as NSError
-            return error.domain == NSPOSIXErrorDomain && OutOfSpaceError.isOutOfSpace(errno: Int32(error.code))
+            return error.domain == NSPOSIXErrorDomain
+                && OutOfSpaceError.isOutOfSpace(errno: Int32(error.code))
         }
     }
 }

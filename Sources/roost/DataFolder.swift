@@ -55,7 +55,8 @@ struct DataFolderLock {
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = pread(descriptor, &buffer, buffer.count, 0)
         guard count > 0 else { return nil }
-        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         guard let space = text.firstIndex(of: " "), Int32(text[..<space]) != nil else { return nil }
         return "pid \(text[..<space]), \(text[text.index(after: space)...])"
     }

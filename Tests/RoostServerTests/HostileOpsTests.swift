@@ -137,14 +137,18 @@ struct FullDiskTests {
             body: [UInt8](repeating: 9, count: 256 << 10))
     }
 
-    @Test("a full disk answers 507 to writes, logins and uploads, serves reads, recovers alone, loses nothing")
+    @Test(
+        "a full disk answers 507 to writes, logins and uploads, serves reads, recovers alone, loses nothing")
     func fullDisk() async throws {
         guard let directory = try await mountSmallDisk(megabytes: 8) else { return }
         defer { _ = umount2(directory, Int32(MNT_DETACH)) }
         let arguments = ["--app", try writeOpenDefinition(beside: directory)]
         let server = try RoostProcess(dataDirectory: directory, arguments: arguments)
         let client = TestHTTPClient(port: server.port)
-        #expect(try await client.send("POST", "/ff/register", json: #"{"userName":"keeper","password":"correct horse"}"#).status == 201)
+        #expect(
+            try await client.send(
+                "POST", "/ff/register", json: #"{"userName":"keeper","password":"correct horse"}"#
+            ).status == 201)
         let token = try #require(try await login(client).json["token"] as? String)
         var acknowledged: [String] = []
         #expect(try await create(client, "before").status == 201)
@@ -169,7 +173,8 @@ struct FullDiskTests {
         #expect(try await client.send("GET", "/ff/resources/Disk/before").status == 200)
         #expect(try await client.send("GET", "/ff/resources/Disk?count=5").status == 200)
         #expect(try await client.send("GET", "/health").status == 200)
-        let session = try await client.send("GET", "/ff/session", headers: [("Authorization", "Bearer \(token)")])
+        let session = try await client.send(
+            "GET", "/ff/session", headers: [("Authorization", "Bearer \(token)")])
         #expect(session.json["loggedIn"] as? Bool == true)
         // A login has to store its token, and an upload its bytes: both say the disk is full.
         let refusedLogin = try await login(client)
@@ -195,7 +200,8 @@ struct FullDiskTests {
         let restarted = try RoostProcess(dataDirectory: directory, arguments: arguments)
         let reader = TestHTTPClient(port: restarted.port)
         var missing: [String] = []
-        for guid in acknowledged where try await reader.send("GET", "/ff/resources/Disk/\(guid)").status != 200 {
+        for guid in acknowledged
+        where try await reader.send("GET", "/ff/resources/Disk/\(guid)").status != 200 {
             missing.append(guid)
         }
         #expect(missing.isEmpty, "acknowledged but lost: \(missing)")
@@ -233,7 +239,8 @@ struct FullDiskTests {
         let token = try await client.login("renewer")
         clock.advance(seconds: 2 * 3600)
         fill(directory + "/filler")
-        let session = try await client.send("GET", "/ff/session", headers: [("Authorization", "Bearer \(token)")])
+        let session = try await client.send(
+            "GET", "/ff/session", headers: [("Authorization", "Bearer \(token)")])
         #expect(session.status == 200)
         #expect(session.json["loggedIn"] as? Bool == true)
         unlink(directory + "/filler")

@@ -194,7 +194,7 @@ public struct AccountService: Sendable {
         if now - token.renewedAt >= Self.renewalInterval {
             do {
                 try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime(), renewedAt: now)
-            } catch where StorageFailure.isOutOfSpace(error) {
+            } catch let error where StorageFailure.isOutOfSpace(error) {
                 // Renewal only extends the token's life, and the next request retries it: on a full
                 // disk the token keeps working (reads go on) rather than failing the request.
             }

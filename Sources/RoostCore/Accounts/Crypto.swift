@@ -100,12 +100,14 @@ public struct PasswordHasher: Sendable {
                 // which would turn memory pressure into wrong-password answers and throttled
                 // users; recomputing with crypto_pwhash tells the two apart (errno ENOMEM).
                 guard let encoded = EncodedArgon2id(hash) else {
-                    return crypto_pwhash_str_verify(hash, bytes, UInt64(bytes.count)) == 0 ? .match : .mismatch
+                    return crypto_pwhash_str_verify(hash, bytes, UInt64(bytes.count)) == 0
+                        ? .match : .mismatch
                 }
                 var output = [UInt8](repeating: 0, count: encoded.hash.count)
                 errno = 0
                 let status = crypto_pwhash(
-                    &output, UInt64(output.count), bytes, UInt64(bytes.count), encoded.salt, encoded.operations,
+                    &output, UInt64(output.count), bytes, UInt64(bytes.count), encoded.salt,
+                    encoded.operations,
                     encoded.memory, crypto_pwhash_alg_argon2id13())
                 guard status == 0 else { return errno == ENOMEM ? .outOfMemory : .mismatch }
                 return sodium_memcmp(output, encoded.hash, output.count) == 0 ? .match : .mismatch
@@ -210,7 +212,9 @@ struct EncodedArgon2id {
 
     init?(_ text: String) {
         let parts = text.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id", parts[2] == "v=19" else { return nil }
+        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id", parts[2] == "v=19" else {
+            return nil
+        }
         var costs: [Substring: UInt64] = [:]
         for cost in parts[3].split(separator: ",") {
             let pair = cost.split(separator: "=")
