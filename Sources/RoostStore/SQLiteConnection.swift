@@ -49,6 +49,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Whether a transaction is open (SQLite may end one itself after SQLITE_FULL or an I/O error).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// The last error a statement on this connection failed with.
+    public private(set) var lastFailure: SQLiteError?
+
     /// Runs one or more statements that take no parameters.
     public func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
@@ -56,7 +59,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         if status != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: status, message: message, systemErrno: sqlite3_system_errno(handle))
+            let error = SQLiteError(code: status, message: message, systemErrno: sqlite3_system_errno(handle))
+            lastFailure = error
+            throw error
         }
     }
 
@@ -133,9 +138,11 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     private func error(_ status: Int32) -> SQLiteError {
-        SQLiteError(
+        let error = SQLiteError(
             code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)),
             systemErrno: sqlite3_system_errno(handle))
+        lastFailure = error
+        return error
     }
 }
 

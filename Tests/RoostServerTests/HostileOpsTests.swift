@@ -111,14 +111,15 @@ struct FullDiskTests {
     static let refusal =
         #"{"status":507,"code":"insufficient_storage","message":"The server is out of disk space and cannot save changes right now; reading still works. Try again later.","details":{}}"#
 
-    /// Writes to `path` until the file system says it is full.
-    func fill(_ path: String) {
+    /// Writes to `path` until the file system says it is full, then gives `leaving` bytes back.
+    func fill(_ path: String, leaving: Int = 0) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         defer { close(descriptor) }
         for size in [1 << 20, 4096, 1] {
             let chunk = [UInt8](repeating: 7, count: size)
             while write(descriptor, chunk, size) == size {}
         }
+        if leaving > 0 { ftruncate(descriptor, lseek(descriptor, 0, SEEK_END) - off_t(leaving)) }
     }
 
     func create(_ client: TestHTTPClient, _ guid: String) async throws -> TestResponse {
@@ -225,6 +226,55 @@ struct FullDiskTests {
         return directory
     }
 
+    @Test("a write that fills the disk mid-batch: every write's answer agrees with what was stored")
+    func fullDiskMidBatch() async throws {
+        guard let directory = try await mountSmallDisk(megabytes: 4) else { return }
+        defer { _ = umount2(directory, Int32(MNT_DETACH)) }
+        let database = try SQLiteDatabase(
+            path: directory + "/batch.sqlite",
+            migrations: [Migration(version: 1, name: "t", sql: "CREATE TABLE t (name TEXT, payload BLOB)")])
+        // Room for a few pages: the big write's spill takes them and fails, and the small write
+        // could then reuse them.
+        fill(directory + "/filler", leaving: 64 << 10)
+        // The writer waits at a gate, so the big write and the small one queue up and commit as one
+        // batch, big first: the big one spills the page cache, hits SQLITE_FULL mid-statement, and
+        // SQLite rolls the whole transaction back under the batch.
+        let gate = DispatchSemaphore(value: 0)
+        let writerWaits = Atomic<Bool>(false)
+        let blocker = Task {
+            try await database.write { _ in
+                writerWaits.store(true, ordering: .relaxed)
+                gate.wait()
+            }
+        }
+        #expect(await eventually { writerWaits.load(ordering: .relaxed) })
+        let big = Task {
+            try await database.write { try $0.run("INSERT INTO t VALUES ('big', randomblob(3145728))") }
+        }
+        try await Task.sleep(for: .milliseconds(200))  // only to order the two writes in the queue
+        let small = Task { try await database.write { try $0.run("INSERT INTO t VALUES ('small', x'00')") } }
+        try await Task.sleep(for: .milliseconds(200))
+        gate.signal()
+        try await blocker.value
+        let bigResult = await big.result
+        let smallResult = await small.result
+        let bigStored = (try? bigResult.get()) != nil
+        let smallStored = (try? smallResult.get()) != nil
+        // Failures in the batch say the disk is full (507), not "no transaction is active" (500).
+        for case .failure(let error) in [bigResult.map { _ in () }, smallResult.map { _ in () }] {
+            #expect(StorageFailure.isOutOfSpace(error), "\(error)")
+        }
+        unlink(directory + "/filler")
+        let names = try database.read { try $0.query("SELECT name FROM t") { $0.text(0) ?? "" } }
+        #expect(!bigStored)
+        #expect(names.contains("big") == bigStored)
+        #expect(names.contains("small") == smallStored, "told \(smallStored), stored \(names)")
+        // The writer is not wedged: the next write commits.
+        _ = try await database.write { try $0.run("INSERT INTO t VALUES ('later', x'00')") }
+        #expect(
+            try database.read { try $0.query("SELECT name FROM t") { $0.text(0) ?? "" } }.contains("later"))
+    }
+
     @Test("on a full disk a token due for renewal keeps working: renewal waits for space")
     func renewalOnFullDisk() async throws {
         guard let directory = try await mountSmallDisk(megabytes: 8) else { return }
@@ -253,133 +303,4 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] {
     let digest = StreamingDigest()
     digest.update(bytes[...])
     return digest.finish()
-}
-
-/// Argon2id primitives whose verification waits at a gate the test opens, noting whether it ran
-/// on the hashing workers.
-final class GatedVerification: Sendable {
-    let gate = DispatchSemaphore(value: 0)
-    let entered = Atomic<Int>(0)
-    let onWorkers = Mutex<[Bool]>([])
-    let workers: BackgroundWorkers
-
-    init(workers: BackgroundWorkers) { self.workers = workers }
-
-    var primitives: PasswordHasher.Primitives {
-        PasswordHasher.Primitives(
-            hash: PasswordHasher.Primitives.libsodium.hash,
-            verify: { [self] password, hash in
-                onWorkers.withLock { $0.append(workers.isCurrentThreadAWorker) }
-                entered.add(1, ordering: .relaxed)
-                gate.wait()
-                return PasswordHasher.Primitives.libsodium.verify(password, hash)
-            })
-    }
-}
-
-/// Argon2id primitives that fail as if their memory could not be allocated, once told to.
-final class FailingAllocation: Sendable {
-    let failing = Atomic<Bool>(false)
-
-    var primitives: PasswordHasher.Primitives {
-        PasswordHasher.Primitives(
-            hash: { [self] password, operations, memory in
-                failing.load(ordering: .relaxed)
-                    ? nil : PasswordHasher.Primitives.libsodium.hash(password, operations, memory)
-            },
-            verify: { [self] password, hash in
-                failing.load(ordering: .relaxed)
-                    ? .outOfMemory : PasswordHasher.Primitives.libsodium.verify(password, hash)
-            })
-    }
-}
-
-@Suite("Hostile clients: password hashing under pressure")
-struct HashingPressureTests {
-    func login(_ client: TestHTTPClient, _ userName: String) async throws -> TestResponse {
-        try await client.send(
-            "POST", "/ff/login", json: #"{"userName":"\#(userName)","password":"correct horse"}"#)
-    }
-
-    @Test("logins beyond the hashing queue get 503 server_busy with Retry-After at once, off the loops")
-    func boundedHashingQueue() async throws {
-        let workers = BackgroundWorkers(threads: 1, name: "test-hashing", queueLimit: 1)
-        let gated = GatedVerification(workers: workers)
-        let server = try await TestServer { configuration in
-            configuration.passwordHasher = PasswordHasher(
-                operations: 1, memory: 64 * 1024, workers: workers, primitives: gated.primitives)
-        }
-        let client = server.client
-        #expect(try await client.register("storm").status == 201)
-
-        // One hash on the only thread, one waiting in the queue of one: the bound is reached.
-        let running = Task { try await login(client, "storm") }
-        #expect(await eventually { gated.entered.load(ordering: .relaxed) == 1 })
-        let queued = Task { try await login(client, "storm") }
-        #expect(await eventually { workers.waiting == 1 })
-        for _ in 0..<3 {
-            let refused = try await login(client, "storm")
-            #expect(refused.status == 503)
-            #expect(refused.header("Retry-After") == "2")
-            #expect(
-                refused.text
-                    == #"{"status":503,"code":"server_busy","message":"The server is busy checking other passwords; try again in a few seconds.","details":{"retryAfter":2}}"#
-            )
-        }
-        gated.gate.signal()
-        gated.gate.signal()
-        #expect(try await running.value.status == 200)
-        #expect(try await queued.value.status == 200)
-        #expect(workers.waiting == 0)
-        // Hashes ran on the hashing workers, never on an event loop.
-        #expect(gated.onWorkers.withLock { $0 } == [true, true])
-        await server.stop()
-    }
-
-    @Test("Argon2id failing to allocate its memory answers 503 server_busy, and the server goes on")
-    func hashingOutOfMemory() async throws {
-        let allocation = FailingAllocation()
-        let server = try await TestServer { configuration in
-            configuration.passwordHasher = PasswordHasher(
-                operations: 1, memory: 64 * 1024,
-                workers: BackgroundWorkers(threads: 1, name: "test-oom", queueLimit: 4),
-                primitives: allocation.primitives)
-        }
-        let client = server.client
-        #expect(try await client.register("victim").status == 201)
-        allocation.failing.store(true, ordering: .relaxed)
-        let expected =
-            #"{"status":503,"code":"server_busy","message":"The server is short of memory for checking passwords; try again in a few seconds.","details":{"retryAfter":5}}"#
-        let refused = try await login(client, "victim")
-        #expect(refused.status == 503)
-        #expect(refused.header("Retry-After") == "5")
-        #expect(refused.text == expected)
-        let registration = try await client.register("newcomer")
-        #expect(registration.status == 503)
-        #expect(registration.text == expected)
-        #expect(try await client.send("GET", "/health").status == 200)
-
-        allocation.failing.store(false, ordering: .relaxed)
-        #expect(try await login(client, "victim").status == 200)
-        #expect(try await client.register("newcomer").status == 201)
-        await server.stop()
-    }
-
-    @Test("libsodium's own allocation failure (a 2 TiB hash) is an error, not a precondition crash")
-    func realAllocationFailure() async throws {
-        let overcommit = try String(contentsOfFile: "/proc/sys/vm/overcommit_memory", encoding: .utf8)
-        guard overcommit.hasPrefix("0") || overcommit.hasPrefix("2") else {
-            print("skipped: vm.overcommit_memory is \(overcommit); a 2 TiB allocation might succeed")
-            return
-        }
-        let huge = PasswordHasher(operations: 1, memory: 1 << 41, workers: nil)
-        await #expect(throws: RoostError.self) { try await huge.hash("correct horse") }
-        // A stored hash claiming 2 TiB (m is in KiB) fails the same way when checked.
-        let cheap = try PasswordHasher.cheapForTests().hashBlocking("correct horse")
-        let claimingHuge = cheap.replacingOccurrences(of: "m=64,", with: "m=\(1 << 31),")
-        #expect(claimingHuge != cheap)
-        #expect(PasswordHasher.Primitives.libsodium.verify("correct horse", claimingHuge) == .outOfMemory)
-        #expect(PasswordHasher.Primitives.libsodium.verify("correct horse", cheap) == .match)
-        #expect(PasswordHasher.Primitives.libsodium.verify("wrong horse", cheap) == .mismatch)
-    }
 }
