@@ -92,6 +92,9 @@ func serve(_ arguments: [String]) async -> Int32 {
         }
     }
     warnIfDataFolderIsShared(configuration.dataDirectory)
+    // Caught from here on: a SIGTERM while the database opens is answered by a clean stop once
+    // started, not by dying mid-migration.
+    let termination = TerminationSignal()
     // A fixed threshold keeps glibc from raising it after the first large free, so the 19 MiB
     // blocks of each Argon2id hash are unmapped when done instead of staying resident.
     roost_set_mmap_threshold(1 << 20)
@@ -113,7 +116,6 @@ func serve(_ arguments: [String]) async -> Int32 {
         atPath: pidFile, contents: Data("\(getpid())\n\(appPath)\n".utf8),
         attributes: [.posixPermissions: 0o600])
     reloadOnHangup(application, dataDirectory: configuration.dataDirectory)
-    let termination = TerminationSignal()
     say(
         "roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
     )
