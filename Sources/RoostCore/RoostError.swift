@@ -105,6 +105,24 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
             ]))
     }
 
+    /// The disk under the data folder is full: writes are refused until space returns; reads go on.
+    public static let insufficientStorage = RoostError(
+        status: 507, code: "insufficient_storage",
+        message:
+            "The server is out of disk space and cannot save changes right now; reading still works. Try again later."
+    )
+
+    /// Seconds a client is told to wait after ``insufficientStorage``.
+    public static let insufficientStorageRetryAfter = 30
+
+    /// The server cannot take this work now (every slot is taken, or memory ran short); the
+    /// client should retry after `seconds`, which travels as `Retry-After`.
+    public static func serverBusy(retryAfter seconds: Int, message: String) -> RoostError {
+        RoostError(
+            status: 503, code: "server_busy", message: message,
+            details: details(["retryAfter": .integer(Int64(seconds))]))
+    }
+
     public static let internalError = RoostError(
         status: 500, code: "internal",
         message: "Something went wrong on the server; it has been logged. Try again later.")

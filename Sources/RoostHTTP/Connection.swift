@@ -122,10 +122,15 @@ final class Connection: @unchecked Sendable {
                 sendError(error)
                 return
             case .streamStart(let head):
-                guard let open = loop.server.configuration.bodySinks, let sink = try? open(head) else {
+                guard let open = loop.server.configuration.bodySinks else {
                     return sendError(Self.storageFailure)
                 }
-                bodySink = sink
+                do {
+                    bodySink = try open(head)
+                } catch {
+                    // A sink may name its own answer (507 when the disk is full); else a 500.
+                    return sendError((error as? HTTPProtocolError) ?? Self.storageFailure)
+                }
             case .bodyPart(let bytes):
                 guard let sink = bodySink, !sink.write(bytes), let bev else { continue }
                 waitingForSink = true
@@ -170,6 +175,9 @@ final class Connection: @unchecked Sendable {
                 // A streamed body is complete once its sink has written everything.
                 request.streamedBody = try await sink?.finish()
                 response = await responder.respond(to: request)
+            } catch let error as HTTPProtocolError {
+                // A sink may name its own answer (507 when the disk is full).
+                response = loop.server.configuration.errorBody(error)
             } catch {
                 response = storageFailure
             }

@@ -70,7 +70,7 @@ public final class Application: Sendable {
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
-            decoyHash: configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
+            decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions)
         self.accounts = accounts
         let authenticator = Authenticator(accounts: accounts)

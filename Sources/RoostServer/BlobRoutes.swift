@@ -130,9 +130,14 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
     private var size = 0
     private var prefix: [UInt8] = []
     private var failure: String?
+    private var failedForSpace = false
 
     init(storage: any BlobStorage) throws {
-        (path, descriptor) = try storage.makeTemporaryFile()
+        do {
+            (path, descriptor) = try storage.makeTemporaryFile()
+        } catch let error where StorageFailure.isOutOfSpace(error) {
+            throw ErrorBoundary.diskFull
+        }
     }
 
     func write(_ bytes: ArraySlice<UInt8>) -> Bool {
@@ -176,7 +181,9 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
                     descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    failure = "could not write an upload: \(String(cString: strerror(errno)))"
+                    let code = errno
+                    failure = "could not write an upload: \(String(cString: strerror(code)))"
+                    failedForSpace = OutOfSpaceError.isOutOfSpace(errno: code)
                     return
                 }
                 offset += written
@@ -191,7 +198,8 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
                 descriptor = -1
                 if let failure {
                     unlink(path)
-                    continuation.resume(throwing: StoreError.io(failure))
+                    continuation.resume(
+                        throwing: failedForSpace ? ErrorBoundary.diskFull : StoreError.io(failure))
                 } else {
                     continuation.resume(
                         returning: StreamedBody(

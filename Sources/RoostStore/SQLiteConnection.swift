@@ -7,6 +7,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// SQLite's primary or extended result code.
     public let code: Int32
     public let message: String
+    /// The operating system's `errno` behind an I/O error (`sqlite3_system_errno`), else 0.
+    public var systemErrno: Int32 = 0
 
     /// Whether a UNIQUE or PRIMARY KEY constraint failed.
     public var isUniqueViolation: Bool {
@@ -66,6 +68,12 @@ public final class SQLiteConnection: @unchecked Sendable {
         sqlite3_close_v2(handle)
     }
 
+    /// Whether a transaction is open (SQLite may end one itself after SQLITE_FULL or an I/O error).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// The last error a statement on this connection failed with.
+    public private(set) var lastFailure: SQLiteError?
+
     /// Runs one or more statements that take no parameters.
     public func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
@@ -73,7 +81,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         if status != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: status, message: message)
+            let error = SQLiteError(code: status, message: message, systemErrno: sqlite3_system_errno(handle))
+            lastFailure = error
+            throw error
         }
     }
 
@@ -150,7 +160,11 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     private func error(_ status: Int32) -> SQLiteError {
-        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        let error = SQLiteError(
+            code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)),
+            systemErrno: sqlite3_system_errno(handle))
+        lastFailure = error
+        return error
     }
 }
 

@@ -160,6 +160,14 @@ public final class SQLiteDatabase: @unchecked Sendable {
             do {
                 try writer.execute("SAVEPOINT roost_write")
                 job.run(on: writer)
+                // SQLITE_FULL or an I/O error may roll the whole transaction back: nothing of the
+                // batch is stored, and a SAVEPOINT for the next job would open (and commit) a
+                // transaction of its own while the batch reports failure.
+                guard writer.isInTransaction else {
+                    let error = writer.lastFailure ?? SQLiteError(code: 4, message: "transaction rolled back")
+                    for job in batch { job.complete(commitError: error) }
+                    return
+                }
                 try writer.execute("RELEASE roost_write")
             } catch {
                 try? writer.execute("ROLLBACK TO roost_write; RELEASE roost_write")

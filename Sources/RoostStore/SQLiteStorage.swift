@@ -12,6 +12,9 @@ public final class SQLiteStorage: Sendable {
         SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
         + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations
 
+    /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
+    public static let fileName = "roost.sqlite"
+
     /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
     public init(directory: String, durability: Durability = .normal, readLimits: ReadLimits = ReadLimits())
         throws
@@ -27,8 +30,29 @@ public final class SQLiteStorage: Sendable {
     {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = directory + "/" + fileName
+        try restrictModes(databasePath: path)
         return try SQLiteDatabase(
-            path: directory + "/roost.sqlite", durability: durability, readLimits: readLimits,
-            migrations: migrations)
+            path: path, durability: durability, readLimits: readLimits, migrations: migrations)
+    }
+
+    /// Creates the database file 0600 before SQLite does (SQLite gives `-wal` and `-shm` the
+    /// database file's mode), and takes group and world access away from files an older version
+    /// made 0644: they hold password hashes and emails.
+    static func restrictModes(databasePath path: String) throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw SQLiteError(
+                code: 14, message: "cannot open the database: \(String(cString: strerror(code)))",
+                systemErrno: code)
+        }
+        close(descriptor)
+        for file in [path, path + "-wal", path + "-shm"] {
+            var status = stat()
+            if stat(file, &status) == 0, status.st_mode & 0o077 != 0 {
+                chmod(file, status.st_mode & 0o700)
+            }
+        }
     }
 }

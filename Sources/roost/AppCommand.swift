@@ -47,7 +47,8 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
                 printError("app definition not reloaded; the running one stays in force. \(error)")
             }
             _ = FileManager.default.createFile(
-                atPath: ServerFiles.reloadStatus(dataDirectory), contents: Data((status + "\n").utf8))
+                atPath: ServerFiles.reloadStatus(dataDirectory), contents: Data((status + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
         }
     }
     source.resume()

@@ -13,11 +13,15 @@ let blobsHelp = """
     same sweep at start and every hour; this runs it now. Files younger than
     --min-age (default 3600) are kept, so an upload in flight on a running server is never taken.
     Temporary files of uploads whose server process is gone are removed too. The server may be
-    running. --dry-run prints what would go.
+    running, if --min-age is at least 600 (below that, gc needs the data folder to itself and exits
+    with status 75 while a server runs on it). --dry-run prints what would go.
 
     EXAMPLE:
       roost blobs gc --data-dir /var/lib/roost
     """
+
+/// The smallest `--min-age` allowed while a server runs on the folder.
+let minimumAgeBesideServer = 600.0
 
 /// `roost blobs gc`: returns the exit status.
 func blobs(_ arguments: [String]) async -> Int32 {
@@ -47,6 +51,17 @@ func blobs(_ arguments: [String]) async -> Int32 {
     guard FileManager.default.fileExists(atPath: dataDirectory + "/roost.sqlite") else {
         printError("there is no Roost database in \(dataDirectory); pass --data-dir")
         return 66
+    }
+    // Beside a running server, a blob between its upload's rename and commit is young and
+    // unreferenced: only a minimum age keeps gc from taking it. Without a server, hold the folder.
+    if minimumAge < minimumAgeBesideServer,
+        let status = lockForAdminCommand(
+            dataDirectory, command: "'roost blobs gc --min-age \(Int(minimumAge))'",
+            instead:
+                "Beside a running server --min-age must be at least \(Int(minimumAgeBesideServer)) "
+                + "seconds, so uploads in flight are kept; or stop the server first.")
+    {
+        return status
     }
     do {
         let collector = BlobCollector(

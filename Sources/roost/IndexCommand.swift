@@ -12,7 +12,9 @@ let indexHelp = """
       roost index list [--data-dir PATH]
 
     FIELD is a dotted path such as gender or author.name. An index serves eq, lt, lte, gt and gte
-    on that field (and sorting by it) in that collection. The server may be running.
+    on that field (and sorting by it) in that collection. list and drop work while the server runs;
+    create needs the data folder to itself (exit status 75 while a server runs on it): on a running
+    server, add the field to "indexes" in roost.json and run 'roost app apply' instead.
 
     EXAMPLE:
       roost index create Celebrity gender
@@ -30,6 +32,17 @@ func index(_ arguments: [String]) async -> Int32 {
     guard FileManager.default.fileExists(atPath: dataDirectory) else {
         printError("there is no data folder at \(dataDirectory); pass --data-dir")
         return 66
+    }
+    // Building an index holds SQLite's write lock for as long as it takes, and a server's writes
+    // would fail meanwhile: a running server builds it itself from the app definition instead.
+    if action == "create",
+        let status = lockForAdminCommand(
+            dataDirectory, command: "'roost index create'",
+            instead:
+                "Add the field to the collection's \"indexes\" in roost.json and run 'roost app apply' "
+                + "(the server builds it without failing writes), or stop the server first.")
+    {
+        return status
     }
     do {
         let store = try SQLiteStorage(directory: dataDirectory).objects

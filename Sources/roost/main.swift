@@ -44,6 +44,9 @@ func serveHelp() -> String {
         "--session-policy and --token-lifetime. SIGINT or SIGTERM stops the server after",
         "the requests in flight are answered; SIGHUP reloads the app definition.",
         "",
+        "One server per data folder: it holds an exclusive lock on DATA/roost.lock, and a",
+        "second 'roost serve' on the same folder exits with status \(DataFolderLock.heldExitStatus).",
+        "",
         "EXAMPLE:",
         "  roost serve --host 0.0.0.0 --port 8080 --data-dir /var/lib/roost --app roost.json",
     ]
@@ -75,6 +78,23 @@ func serve(_ arguments: [String]) async -> Int32 {
         printError("\(error)")
         return 64
     }
+    do {
+        try DataFolderLock.acquire(configuration.dataDirectory, command: "roost serve")
+    } catch {
+        switch error {
+        case .held(let holder):
+            printError(
+                "cannot start: " + DataFolderLock.heldMessage(configuration.dataDirectory, holder: holder))
+            return DataFolderLock.heldExitStatus
+        case .unavailable(let message):
+            printError("cannot start: \(message)")
+            return 1
+        }
+    }
+    warnIfDataFolderIsShared(configuration.dataDirectory)
+    // Caught from here on: a SIGTERM while the database opens is answered by a clean stop once
+    // started, not by dying mid-migration.
+    let termination = TerminationSignal()
     // A fixed threshold keeps glibc from raising it after the first large free, so the 19 MiB
     // blocks of each Argon2id hash are unmapped when done instead of staying resident.
     roost_set_mmap_threshold(1 << 20)
@@ -99,28 +119,52 @@ func serve(_ arguments: [String]) async -> Int32 {
     say(
         "roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
     )
-    await waitForTerminationSignal()
+    await termination.wait()
     say("roost: shutting down; finishing requests in flight")
     await application.shutdown()
     try? FileManager.default.removeItem(atPath: pidFile)
     return 0
 }
 
-/// Suspends until SIGINT or SIGTERM arrives.
-func waitForTerminationSignal() async {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+/// SIGINT and SIGTERM, caught from the moment this is made: a signal that arrives before anyone
+/// waits (right after "listening" is printed, say) is kept, not lost or fatal.
+final class TerminationSignal: @unchecked Sendable {
+    // @unchecked Sendable: `arrived` and `waiter` are only touched under the lock.
+    private let lock = NSLock()
+    private var arrived = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    init() {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
         let queue = DispatchQueue(label: "roost-signals")
-        let resumed = ManagedAtomicFlag()
         let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
         for source in sources {
-            source.setEventHandler {
-                if resumed.setOnce() { continuation.resume() }
+            source.setEventHandler { [self] in
+                lock.lock()
+                let waiting = arrived ? nil : waiter
+                arrived = true
+                waiter = nil
+                lock.unlock()
+                waiting?.resume()
             }
             source.resume()
         }
         SignalSources.keep(sources)
+    }
+
+    /// Suspends until SIGINT or SIGTERM has arrived.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if arrived {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
     }
 }
 
@@ -130,21 +174,10 @@ enum SignalSources {
     static func keep(_ new: [any DispatchSourceSignal]) { sources += new }
 }
 
-/// A flag that can be set once from any thread.
-final class ManagedAtomicFlag: @unchecked Sendable {
-    // @unchecked Sendable: the flag is only read and written under the lock.
-    private let lock = NSLock()
-    private var isSet = false
-    func setOnce() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if isSet { return false }
-        isSet = true
-        return true
-    }
-}
-
 let arguments = Array(CommandLine.arguments.dropFirst())
+// Everything Roost creates in a data folder (database, WAL, blobs, pid and lock files) holds
+// password hashes, emails or user data: owner-only. `app apply` writes the user's own file instead.
+if arguments.first != "app" { umask(0o077) }
 let status: Int32
 switch arguments.first {
 case nil, "help", "--help", "-h":

@@ -19,7 +19,7 @@ extension AccountService {
         let account = try await existingAccount(userName)
         try Self.validate(password: password, userName: account.userNameKey)
         try await accounts.updatePasswordHash(
-            userGuid: account.userGuid, hash: await hasher.hash(password), revoking: .all)
+            userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .all)
     }
 
     /// Deletes a user, their sessions and their `FFUser` object.

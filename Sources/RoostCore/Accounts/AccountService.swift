@@ -151,7 +151,7 @@ public struct AccountService: Sendable {
             updatedAt: now, version: 1)
         let account = AccountRecord(
             userGuid: guid, userNameKey: userName.lowercased(), emailKey: email?.lowercased(),
-            passwordHash: await hasher.hash(password))
+            passwordHash: try await hasher.hash(password))
         do {
             try await accounts.createAccount(account, user: user)
         } catch AccountConflict.userName {
@@ -179,7 +179,7 @@ public struct AccountService: Sendable {
         if let wait = throttle.retryAfter(account: throttleKey, address: address) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
-        let valid = await hasher.verify(
+        let valid = try await hasher.verify(
             String(password.prefix(1024)), against: account?.passwordHash ?? decoyHash)
         guard valid, let account,
             let user = try await objects.object(in: Self.userCollection, guid: account.userGuid),
@@ -191,7 +191,7 @@ public struct AccountService: Sendable {
         throttle.recordSuccess(account: throttleKey)
         if hasher.needsRehash(account.passwordHash) {
             try await accounts.updatePasswordHash(
-                userGuid: account.userGuid, hash: await hasher.hash(password), revoking: .none)
+                userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .none)
         }
         return (user, try await issueToken(for: account.userGuid, device: device))
     }
@@ -208,7 +208,12 @@ public struct AccountService: Sendable {
             throw RoostError.invalidToken
         }
         if now - token.renewedAt >= Self.renewalInterval {
-            try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime(), renewedAt: now)
+            do {
+                try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime(), renewedAt: now)
+            } catch let error where StorageFailure.isOutOfSpace(error) {
+                // Renewal only extends the token's life, and the next request retries it: on a full
+                // disk the token keeps working (reads go on) rather than failing the request.
+            }
         }
         return Principal(
             userGuid: token.userGuid, tokenId: token.id, isAdmin: facts.isAdmin, groups: facts.groups)
@@ -260,13 +265,13 @@ public struct AccountService: Sendable {
         if let wait = throttle.retryAfter(account: throttleKey, address: address) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
-        guard await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
+        guard try await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
             throttle.recordFailure(account: throttleKey, address: address)
             throw RoostError.invalidCredentials
         }
         try Self.validate(password: new, userName: account.userNameKey)
         try await accounts.updatePasswordHash(
-            userGuid: principal.userGuid, hash: await hasher.hash(new),
+            userGuid: principal.userGuid, hash: try await hasher.hash(new),
             revoking: .allExcept(tokenId: principal.tokenId))
     }
 

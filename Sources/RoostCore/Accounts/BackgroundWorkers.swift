@@ -6,24 +6,45 @@ import Synchronization
 ///
 /// The threads run at the lowest scheduling priority (nice 19), so when the machine is busy the event
 /// loops and request handlers get the CPU first and a burst of logins cannot starve other requests.
+/// At most `queueLimit` jobs wait for a thread; ``runBounded(_:)`` refuses more at once, so a storm
+/// costs neither unbounded memory nor unbounded waiting.
 public final class BackgroundWorkers: Sendable {
     private final class Queue: Sendable {
         let jobs = Mutex<[@Sendable () -> Void]>([])
         let ready = DispatchSemaphore(value: 0)
+        /// Kernel ids of the worker threads, so callers can check where they run.
+        let threadIDs = Mutex<Set<Int>>([])
     }
 
+    /// Thrown by ``runBounded(_:)`` when `queueLimit` jobs are waiting already.
+    public struct QueueFull: Error, Sendable, Equatable {}
+
     private let queue = Queue()
+    /// Jobs that may wait for a thread in ``runBounded(_:)``.
+    public let queueLimit: Int
+    /// Worker threads.
+    public let threads: Int
+
+    /// Jobs waiting for a password-hashing thread, beyond those running: at about 20 ms a hash,
+    /// 64 waiting logins are answered within ~1.3 s per thread; later ones get 503 at once.
+    public static let defaultHashingQueueLimit = 64
 
     /// Half the cores: logins still outpace bcrypt-based peers, and the rest of the server keeps
     /// the other half even during a login storm (each Argon2id hash also holds 19 MiB while it runs).
     public static let shared = BackgroundWorkers(
-        threads: max(1, Foundation.ProcessInfo.processInfo.activeProcessorCount / 2), name: "roost-hashing")
+        threads: max(1, Foundation.ProcessInfo.processInfo.activeProcessorCount / 2), name: "roost-hashing",
+        queueLimit: defaultHashingQueueLimit)
 
     /// `threads` workers; `lowPriority` runs them at nice 19 (CPU work), otherwise at normal
-    /// priority (waiting on disks, which should not queue behind hashing).
-    public init(threads: Int, name: String, lowPriority: Bool = true) {
-        for index in 0..<max(1, threads) {
+    /// priority (waiting on disks, which should not queue behind hashing). `queueLimit` bounds the
+    /// jobs ``runBounded(_:)`` lets wait.
+    public init(threads: Int, name: String, lowPriority: Bool = true, queueLimit: Int = .max) {
+        self.threads = max(1, threads)
+        self.queueLimit = max(0, queueLimit)
+        for index in 0..<self.threads {
+            let threadName = "\(name)-\(index)"
             let thread = Thread { [queue] in
+                queue.threadIDs.withLock { _ = $0.insert(roost_current_thread_id()) }
                 if lowPriority { lowerThreadPriority() }
                 while true {
                     queue.ready.wait()
@@ -31,16 +52,41 @@ public final class BackgroundWorkers: Sendable {
                     job?()
                 }
             }
-            thread.name = "\(name)-\(index)"
+            thread.name = threadName
             thread.start()
         }
     }
+
+    /// Whether the calling thread is one of these workers.
+    public var isCurrentThreadAWorker: Bool {
+        queue.threadIDs.withLock { $0.contains(roost_current_thread_id()) }
+    }
+
+    /// Jobs waiting for a thread now (not those running).
+    public var waiting: Int { queue.jobs.withLock { $0.count } }
 
     /// Runs `work` on a worker thread and returns its result.
     public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             queue.jobs.withLock { $0.append { continuation.resume(returning: work()) } }
             queue.ready.signal()
+        }
+    }
+
+    /// Runs `work` on a worker thread, or throws ``QueueFull`` at once when `queueLimit` jobs are
+    /// already waiting for a thread (jobs running on a thread do not count).
+    public func runBounded<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let accepted = queue.jobs.withLock { jobs in
+                guard jobs.count < queueLimit else { return false }
+                jobs.append { continuation.resume(returning: work()) }
+                return true
+            }
+            if accepted {
+                queue.ready.signal()
+            } else {
+                continuation.resume(throwing: QueueFull())
+            }
         }
     }
 }

@@ -12,10 +12,8 @@ extension RoostError {
     }
 
     /// Every reader thread is busy and the queue of waiting reads is full.
-    public static let readersBusy = RoostError(
-        status: 503, code: "server_busy",
-        message: "The server has too many queries in progress; try again in a moment.",
-        details: details(["retryAfter": .integer(1)]))
+    public static let readersBusy = serverBusy(
+        retryAfter: 1, message: "The server has too many queries in progress; try again in a moment.")
 
     /// The server is shutting down.
     public static let shuttingDown = RoostError(

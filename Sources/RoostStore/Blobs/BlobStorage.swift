@@ -40,8 +40,8 @@ public final class FileBlobStorage: BlobStorage {
     /// Uses (and creates, mode 0700) `blobs` under the data folder.
     public init(dataDirectory: String) throws {
         root = dataDirectory + "/blobs"
-        try FileManager.default.createDirectory(
-            atPath: root + "/tmp", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Self.makeDirectory(root)
+        try Self.makeDirectory(root + "/tmp")
     }
 
     func path(of sha256: String) -> String {
@@ -69,8 +69,8 @@ public final class FileBlobStorage: BlobStorage {
             return
         }
         let folder = (target as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(
-            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Self.makeDirectory((folder as NSString).deletingLastPathComponent)
+        try Self.makeDirectory(folder)
         guard rename(temporaryFile, target) == 0 else { throw Self.failure("move a blob into place") }
         // The rename is durable only once the folder is flushed.
         let descriptor = Glibc.open(folder, O_RDONLY | O_CLOEXEC)
@@ -127,8 +127,16 @@ public final class FileBlobStorage: BlobStorage {
         if unlink(path(of: sha256)) != 0 && errno != ENOENT { throw Self.failure("remove a blob") }
     }
 
-    static func failure(_ what: String) -> StoreError {
-        .io("could not \(what): \(String(cString: strerror(errno)))")
+    /// Creates a folder of the blob tree (mode 0700) unless it exists.
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw failure("create a blob folder") }
+    }
+
+    /// The error for a failed file operation; a full disk is an ``OutOfSpaceError`` (507).
+    static func failure(_ what: String) -> any Error {
+        let code = errno
+        let detail = "could not \(what): \(String(cString: strerror(code)))"
+        return OutOfSpaceError.isOutOfSpace(errno: code) ? OutOfSpaceError(detail) : StoreError.io(detail)
     }
 }
 

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The exclusive lock on a data folder: one server (or one admin command that must not run
+/// beside a server) at a time.
+///
+/// `flock` on `roost.lock` in the folder, held for the life of the process and released by the
+/// kernel however the process ends, so a crash never leaves a stale lock. The file holds the
+/// holder's pid and command, to name it to whoever finds the folder taken. It is never deleted:
+/// deleting it would let a second process lock a new file while the first still holds the old one.
+struct DataFolderLock {
+    static let fileName = "roost.lock"
+    /// The exit status of `roost serve` (and of admin commands that need the folder to themselves)
+    /// when another process holds the folder.
+    static let heldExitStatus: Int32 = 75
+
+    /// Why the folder could not be locked.
+    enum Failure: Error {
+        /// Another process holds the lock; its pid and command when it wrote them.
+        case held(holder: String?)
+        case unavailable(String)
+    }
+
+    /// Locks are held until exit: descriptors stay open here for the life of the process.
+    nonisolated(unsafe) private static var held: [Int32] = []
+
+    /// Takes the lock on `directory` (creating the folder 0700 if needed) for the rest of the
+    /// process's life, or throws ``Failure/held(holder:)`` at once if another process has it.
+    static func acquire(_ directory: String, command: String) throws(Failure) {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .unavailable("cannot create the data folder \(directory): \(error.localizedDescription)")
+        }
+        let path = directory + "/" + fileName
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .unavailable("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            let holder = holderDescription(descriptor)
+            close(descriptor)
+            if code == EWOULDBLOCK { throw .held(holder: holder) }
+            throw .unavailable("cannot lock \(path): \(String(cString: strerror(code)))")
+        }
+        let record = Array("\(getpid()) \(command)\n".utf8)
+        ftruncate(descriptor, 0)
+        _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        held.append(descriptor)
+    }
+
+    /// "pid 1234, roost serve" from the lock file, or nil when it is empty or unreadable.
+    private static func holderDescription(_ descriptor: Int32) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        guard let space = text.firstIndex(of: " "), Int32(text[..<space]) != nil else { return nil }
+        return "pid \(text[..<space]), \(text[text.index(after: space)...])"
+    }
+
+    /// The message for a folder another process holds.
+    static func heldMessage(_ directory: String, holder: String?) -> String {
+        "another Roost process (\(holder ?? "pid unknown")) is using the data folder \(directory); "
+            + "stop it first, or give this one another --data-dir"
+    }
+}
+
+/// Takes the data folder's lock for an admin command that must not run beside a server; prints why
+/// and returns the exit status when it cannot.
+func lockForAdminCommand(_ directory: String, command: String, instead: String) -> Int32? {
+    do {
+        try DataFolderLock.acquire(directory, command: command)
+        return nil
+    } catch {
+        switch error {
+        case .held(let holder):
+            printError(
+                "another Roost process (\(holder ?? "pid unknown")) is using the data folder \(directory); "
+                    + "\(command) needs the folder to itself. \(instead)")
+            return DataFolderLock.heldExitStatus
+        case .unavailable(let message):
+            printError(message)
+            return 1
+        }
+    }
+}
+
+/// Warns once at start when the data folder lets its group or other users in.
+func warnIfDataFolderIsShared(_ directory: String) {
+    var status = stat()
+    guard stat(directory, &status) == 0, status.st_mode & 0o077 != 0 else { return }
+    let mode = String(status.st_mode & 0o777, radix: 8)
+    printError(
+        "warning: the data folder \(directory) is open to other users (mode \(mode)); it holds password "
+            + "hashes and emails. Run: chmod 700 \(directory)")
+}
