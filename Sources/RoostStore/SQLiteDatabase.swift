@@ -19,7 +19,8 @@ public enum Durability: String, Sendable, CaseIterable {
 public final class SQLiteDatabase: @unchecked Sendable {
     /// A queued write: runs on the writer thread, completes after its transaction commits.
     private protocol PendingWrite: AnyObject, Sendable {
-        func run(on connection: SQLiteConnection)
+        /// Runs the job; false when it threw, so its savepoint must be rolled back.
+        func run(on connection: SQLiteConnection) -> Bool
         func complete(commitError: (any Error)?)
     }
 
@@ -38,8 +39,11 @@ public final class SQLiteDatabase: @unchecked Sendable {
             self.continuation = continuation
         }
 
-        func run(on connection: SQLiteConnection) {
-            result = Result { try body(connection) }
+        func run(on connection: SQLiteConnection) -> Bool {
+            let outcome = Result { try body(connection) }
+            result = outcome
+            if case .failure = outcome { return false }
+            return true
         }
 
         func complete(commitError: (any Error)?) {
@@ -61,6 +65,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     }
 
     private let queue = WriteQueue()
+    /// Writes waiting for the writer, for tests that line jobs up in one batch.
+    var queuedWriteCount: Int { queue.jobs.withLock { $0.count } }
     private let idleReaders = Mutex<[SQLiteConnection]>([])
     private let maximumIdleReaders = 8
     private static let maximumBatch = 256
@@ -134,7 +140,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
         for job in batch {
             do {
                 try writer.execute("SAVEPOINT roost_write")
-                job.run(on: writer)
+                // A job that threw keeps none of its statements; the others of the batch stay.
+                guard job.run(on: writer) else { throw JobFailed() }
                 try writer.execute("RELEASE roost_write")
             } catch {
                 try? writer.execute("ROLLBACK TO roost_write; RELEASE roost_write")
@@ -149,6 +156,9 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 }
+
+/// A job threw; its own error goes to its caller, this only unwinds its savepoint.
+private struct JobFailed: Error {}
 
 /// One step of the schema, applied once and recorded in `roost_schema`.
 public struct Migration: Sendable {
