@@ -170,11 +170,9 @@ import Testing
                 fingerprint: IdempotencyService.fingerprint(method: "PATCH", target: path, body: body),
                 now: clock.nowMilliseconds(), expiredBefore: 0, abandonedBefore: 0) == .reserved)
         _ = try await IdempotencyMark.$current.withValue(IdempotencyMark(scope: "", key: "lost-answer")) {
-            try await objects.update(in: "Note", guid: guid) { current in
-                var next = current
-                next.version += 1
-                return next
-            }
+            var next = try #require(try await objects.object(in: "Note", guid: guid))
+            next.version += 1
+            try await objects.update(next, expectedVersion: next.version - 1)
         }
         let headers = [("Idempotency-Key", "lost-answer")]
         let running = try await server.client.send("PATCH", path, json: #"{"n":2}"#, headers: headers)

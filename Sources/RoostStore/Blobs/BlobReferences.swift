@@ -40,24 +40,6 @@ extension SQLiteObjectStore {
         }
     }
 
-    /// Brings `blob_refs` in step with an object's document, inside the write that changed it.
-    static func refreshBlobReferences(
-        _ collection: String, _ guid: String, before: [UInt8]?, after: [UInt8]?,
-        on connection: SQLiteConnection
-    ) throws {
-        guard mayHoldBlobs(before) || mayHoldBlobs(after) else { return }
-        try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
-        guard mayHoldBlobs(after) else { return }
-        try connection.run(
-            """
-            INSERT INTO blob_refs (collection, guid, member, sha256)
-            SELECT o.collection, o.guid, m.key, json_extract(m.value, '$.blob.sha256')
-            FROM objects AS o, json_each(o.document) AS m
-            WHERE o.collection = \(collection) AND o.guid = \(guid) AND m.type = 'object'
-            AND json_extract(m.value, '$.blob.sha256') IS NOT NULL
-            """)
-    }
-
     /// Every blob some object refers to.
     public func referencedBlobs() async throws -> Set<String> {
         try database.read { connection in
