@@ -20,7 +20,10 @@ public struct JSONParser {
     public static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError)
         -> JSONValue
     {
-        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+        #if DEBUG
+            JSONParseAudit.noteParse()
+        #endif
+        return try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)

@@ -1,4 +1,5 @@
 import Foundation
+import RoostJSON
 import Synchronization
 
 /// How hard SQLite works to keep a commit through a power cut.
@@ -40,7 +41,12 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
 
         func run(on connection: SQLiteConnection) -> Bool {
-            let outcome = Result { try body(connection) }
+            #if DEBUG
+                // Closures run SQL only: documents are built before the write is queued.
+                let outcome = JSONParseAudit.forbidding { Result { try body(connection) } }
+            #else
+                let outcome = Result { try body(connection) }
+            #endif
             result = outcome
             if case .failure = outcome { return false }
             return true

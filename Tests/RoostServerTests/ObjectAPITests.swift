@@ -1,4 +1,5 @@
 import Foundation
+import RoostJSON
 import RoostTestSupport
 import Testing
 
@@ -329,6 +330,31 @@ struct ObjectAPITests {
             try await group.waitForAll()
         }
         #expect(try await client.send("GET", "/ff/resources/Load/\(guids[0])").json["version"] as? Int == 201)
+        await server.stop()
+    }
+
+    /// The single writer runs SQL only: documents, rules and blob references are worked out
+    /// before a write queues, so a large write never holds up the others with its parsing.
+    @Test("the writer's closures parse no JSON, whatever the write")
+    func theWriterParsesNoJSON() async throws {
+        let server = try await makeOpenServer()
+        let client = server.client
+        let before = JSONParseAudit.forbiddenParses
+        let large = "{" + (0..<4000).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        let created = try await client.send("POST", "/ff/resources/Big", json: large)
+        #expect(created.status == 201)
+        let path = "/ff/resources/Big/\(try #require(created.json["guid"] as? String))"
+        #expect(try await client.send("PUT", path, json: large).status == 200)
+        #expect(try await client.send("PATCH", path, json: #"{"k1":null,"extra":{"a":1}}"#).status == 200)
+        #expect(try await client.send("PUT", path + "/photo", body: [1, 2, 3]).status == 200)
+        #expect(try await client.send("PUT", path + "/photo", body: [1, 2, 3]).status == 200)
+        #expect(
+            try await client.send("PUT", path + "/ffACL", json: #"{"readUsers":["*"],"writeUsers":["*"]}"#)
+                .status == 200)
+        #expect(try await client.send("DELETE", path + "/ffACL").status == 204)
+        #expect(try await client.send("DELETE", path + "/photo").status == 204)
+        #expect(try await client.send("DELETE", path).status == 204)
+        #expect(JSONParseAudit.forbiddenParses == before)
         await server.stop()
     }
 
