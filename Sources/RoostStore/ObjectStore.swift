@@ -132,6 +132,11 @@ public protocol ObjectStore: Sendable {
     /// Deletes an object if it is still at `expectedVersion`; throws like ``update(_:expectedVersion:)``.
     func delete(in collection: String, guid: String, expectedVersion: Int64) async throws
 
+    /// Marks a stored blob as about to be referenced by an upload that reuses its bytes, so that
+    /// collection keeps it until the upload's write commits (claims younger than collection's
+    /// minimum age protect). `now` is wall-clock milliseconds, as file ages are.
+    func claimBlob(_ sha256: String, at now: Int64) async throws
+
     /// The documents of these objects that exist and match `restriction`, by guid; one round trip.
     func objects(in collection: String, guids: [String], restriction: QueryExpression?) async throws
         -> [String: [UInt8]]

@@ -80,6 +80,12 @@ public struct BlobService: Sendable {
     /// before the write commits leaves an unreferenced file that collection removes.
     private func place(upload path: String, sha256: String) async throws {
         let storage = self.storage
+        // Bytes stored already are reused: claimed first, so that collection keeps them until the
+        // write refers to them. Should collection remove them before the claim, adopting moves
+        // the upload's own file in.
+        if try await io.run({ Result { try storage.modified(sha256) } }).get() != nil {
+            try await objects.store.claimBlob(sha256, at: Int64(Date().timeIntervalSince1970 * 1000))
+        }
         try await io.run { Result { try storage.adopt(temporaryFile: path, sha256: sha256) } }.get()
     }
 
