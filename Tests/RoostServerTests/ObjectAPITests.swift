@@ -358,6 +358,35 @@ struct ObjectAPITests {
         await server.stop()
     }
 
+    /// A create with a taken guid must not tell a stranger more than a read does, yet the SDK's
+    /// safe retry of a create (same guid, reply lost) still needs its 409.
+    @Test("a create with the guid of a hidden object answers as a read does; its creator gets 409")
+    func aTakenGuidOfAHiddenObject() async throws {
+        let definition = permissionDefinition.replacingOccurrences(
+            of: #""Profile":"#, with: #""Dropbox": {"rules": {"list": "none", "read": "none"}}, "Profile":"#)
+        let world = try await PermissionWorld.make(definition: definition)
+        for collection in ["Diary", "Dropbox"] {
+            let path = "/ff/resources/\(collection)"
+            #expect(try await world.send(.owner, "POST", path, json: #"{"guid":"taken"}"#).status == 201)
+            let read = try await world.send(.other, "GET", path + "/taken")
+            #expect(read.status == 404)
+            let create = try await world.send(.other, "POST", path, json: #"{"guid":"taken"}"#)
+            #expect(create.status == 404, "\(collection)")
+            #expect(create.text == read.text, "\(collection)")
+            let retried = try await world.send(.owner, "POST", path, json: #"{"guid":"taken"}"#)
+            #expect(retried.status == 409, "\(collection): the creator, even when it cannot read it")
+            #expect(retried.json["code"] as? String == "conflict")
+            #expect(try await world.send(.admin, "POST", path, json: #"{"guid":"taken"}"#).status == 409)
+        }
+        // Who can read the object learns nothing new from a 409.
+        #expect(
+            try await world.send(.owner, "POST", "/ff/resources/Acronym", json: #"{"guid":"a1"}"#).status
+                == 201)
+        let readable = try await world.send(.other, "POST", "/ff/resources/Acronym", json: #"{"guid":"a1"}"#)
+        #expect(readable.status == 409)
+        await world.server.stop()
+    }
+
     @Test("metrics in the Prometheus format")
     func metrics() async throws {
         let server = try await makeOpenServer()
