@@ -107,6 +107,7 @@ public final class SQLiteAccountStore: AccountStore {
         try await database.write { connection in
             let deleted = try connection.run("DELETE FROM accounts WHERE user_guid = \(userGuid)") > 0
             try connection.run("DELETE FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)")
+            try DerivedRows.remove(collection: "FFUser", guid: userGuid, on: connection)
             return deleted
         }
     }
