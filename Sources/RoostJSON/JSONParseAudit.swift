@@ -10,7 +10,7 @@
     public enum JSONParseAudit {
         private static let count = Atomic<Int>(0)
         // A thread-specific flag: parses on other threads, running at the same time, do not count.
-        nonisolated(unsafe) private static let key: pthread_key_t = {
+        private static let key: pthread_key_t = {
             var key = pthread_key_t()
             pthread_key_create(&key, nil)
             return key

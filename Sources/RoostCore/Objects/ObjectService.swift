@@ -268,11 +268,14 @@ public struct ObjectService: Sendable {
 
     /// Drops metadata a client sent back unchanged; refuses any that differs.
     static func removeEchoedMetadata(from body: inout JSONObject, current: JSONObject) throws {
+        var echoed = false
         for field in metadataFields {
             guard let sent = body[field] else { continue }
             guard sent == current[field] else { throw RoostError.readOnlyField(field) }
-            body[field] = nil
+            echoed = true
         }
+        // One pass, however many fields came back.
+        if echoed { body.removeAll { key, _ in metadataFields.contains(key) } }
     }
 
     /// Checks `If-Match` (a list of `"version"` tags, or `*`) against the current version.

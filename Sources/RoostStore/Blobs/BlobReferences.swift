@@ -60,7 +60,7 @@ extension SQLiteObjectStore {
     }
 
     public func claimBlob(_ sha256: String, at now: Int64) async throws {
-        try await database.write { connection in
+        _ = try await database.write { connection in
             try connection.run(
                 """
                 INSERT INTO blob_claims (sha256, claimed_at) VALUES (\(sha256), \(now))
