@@ -170,6 +170,43 @@ struct WritePathTests {
         await world.server.stop()
     }
 
+    /// RFC 7396, appendix A (the cases whose target is an object), plus the order Roost keeps.
+    static let mergePatchCases: [(target: String, patch: String, result: String)] = [
+        (#"{"a":"b"}"#, #"{"a":"c"}"#, #"{"a":"c"}"#),
+        (#"{"a":"b"}"#, #"{"b":"c"}"#, #"{"a":"b","b":"c"}"#),
+        (#"{"a":"b"}"#, #"{"a":null}"#, "{}"),
+        (#"{"a":"b","b":"c"}"#, #"{"a":null}"#, #"{"b":"c"}"#),
+        (#"{"a":["b"]}"#, #"{"a":"c"}"#, #"{"a":"c"}"#),
+        (#"{"a":"c"}"#, #"{"a":["b"]}"#, #"{"a":["b"]}"#),
+        (#"{"a":{"b":"c"}}"#, #"{"a":{"b":"d","c":null}}"#, #"{"a":{"b":"d"}}"#),
+        (#"{"a":[{"b":"c"}]}"#, #"{"a":[1]}"#, #"{"a":[1]}"#),
+        (#"{"e":null}"#, #"{"a":1}"#, #"{"e":null,"a":1}"#),
+        ("{}", #"{"a":{"bb":{"ccc":null}}}"#, #"{"a":{"bb":{}}}"#),
+        (#"{"x":1,"y":2,"z":3}"#, #"{"y":null,"w":4,"x":5,"v":null}"#, #"{"x":5,"z":3,"w":4}"#),
+    ]
+
+    @Test("merge patch follows RFC 7396 and keeps members in place", arguments: mergePatchCases)
+    func mergePatch(target: String, patch: String, result: String) throws {
+        guard case .object(let target) = try JSONParser.parse(target),
+            case .object(let patch) = try JSONParser.parse(patch)
+        else { throw WritePathFailure() }
+        #expect(JSONWriter.string(.object(MergePatch.apply(patch, to: target))) == result)
+    }
+
+    @Test("merge patch of large objects: thousands of removals and additions in one pass")
+    func largeMergePatch() throws {
+        let keys = 0..<20_000
+        let target = JSONObject(uniqueMembers: keys.map { ("k\($0)", JSONValue.integer(Int64($0))) })
+        let patch = JSONObject(
+            uniqueMembers: keys.map { ("k\($0)", $0 % 2 == 0 ? JSONValue.null : .bool(true)) }
+                + keys.map { ("n\($0)", JSONValue.integer(1)) })
+        let merged = MergePatch.apply(patch, to: target)
+        #expect(merged.count == 30_000)
+        #expect(merged.members.first?.key == "k1")
+        #expect(merged["k2"] == nil)
+        #expect(merged["k3"] == .bool(true))
+        #expect(merged.members.last?.key == "n19999")
+    }
 }
 
 struct WritePathFailure: Error {}
