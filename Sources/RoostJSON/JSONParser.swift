@@ -20,7 +20,10 @@ public struct JSONParser {
     public static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError)
         -> JSONValue
     {
-        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+        #if DEBUG
+            JSONParseAudit.noteParse()
+        #endif
+        return try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)
@@ -89,7 +92,8 @@ private struct Cursor {
         guard depth <= maximumDepth else { throw error("nesting deeper than \(maximumDepth) levels") }
         index += 1
         var members: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        // Small objects check duplicates by scanning; larger ones hash, and keep the index.
+        var positions: [String: Int]?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -102,7 +106,14 @@ private struct Cursor {
             }
             let keyOffset = index
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw error("duplicate key \"\(key)\"", at: keyOffset) }
+            if positions == nil, members.count >= JSONObject.indexThreshold {
+                positions = JSONObject.index(of: members)
+            }
+            let isDuplicate =
+                positions != nil
+                ? positions!.updateValue(members.count, forKey: key) != nil
+                : members.contains(where: { $0.key == key })
+            guard !isDuplicate else { throw error("duplicate key \"\(key)\"", at: keyOffset) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw error("expected ':' after an object key")
@@ -116,7 +127,7 @@ private struct Cursor {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
-                return .object(JSONObject(uniqueMembers: members))
+                return .object(JSONObject(uniqueMembers: members, positions: positions))
             default: throw error("expected ',' or '}'")
             }
         }

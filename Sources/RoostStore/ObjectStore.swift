@@ -94,6 +94,8 @@ public struct StoreError: Error, Sendable, Equatable {
         case duplicate
         /// No object with this guid exists in the collection.
         case notFound
+        /// The object is no longer at the version the write expected: another write came first.
+        case versionChanged
         /// A file operation failed; the text is for the server's log only.
         case io(String)
         /// A read ran past its deadline (the duration) and was interrupted.
@@ -114,6 +116,7 @@ public struct StoreError: Error, Sendable, Equatable {
     public static let busy = StoreError(kind: .busy)
     /// The store is shutting down.
     public static let closed = StoreError(kind: .closed)
+    public static let versionChanged = StoreError(kind: .versionChanged)
     /// A file operation failed.
     public static func io(_ detail: String) -> StoreError { StoreError(kind: .io(detail)) }
 
@@ -125,8 +128,9 @@ public struct StoreError: Error, Sendable, Equatable {
 
 /// Where objects live. SQLite implements it now; PostgreSQL will, without changes above this layer.
 ///
-/// Reads and writes of one object are atomic; `update` and `delete` run their closure inside the
-/// same transaction as the write, so version checks cannot race.
+/// Writes are optimistic: the caller reads an object, builds its next version (rules, `If-Match`,
+/// documents) outside the store's writer, and `update` or `delete` commit only if the object is
+/// still at the version that was read. Inside the writer they run SQL only.
 public protocol ObjectStore: Sendable {
     /// Stores a new object; throws ``StoreError/duplicate`` if its guid is taken.
     func insert(_ object: StoredObject) async throws
@@ -134,15 +138,18 @@ public protocol ObjectStore: Sendable {
     /// The object, or nil.
     func object(in collection: String, guid: String) async throws -> StoredObject?
 
-    /// Replaces an object with what `transform` makes of it; throws ``StoreError/notFound``.
-    func update(
-        in collection: String, guid: String,
-        _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
-    ) async throws -> StoredObject
+    /// Replaces the object `next` names with `next`, if it is still at `expectedVersion`; throws
+    /// ``StoreError/versionChanged`` when another write came first, ``StoreError/notFound`` when
+    /// it is gone.
+    func update(_ next: StoredObject, expectedVersion: Int64) async throws
 
-    /// Deletes an object once `check` accepts it; throws ``StoreError/notFound``.
-    func delete(in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void)
-        async throws
+    /// Deletes an object if it is still at `expectedVersion`; throws like ``update(_:expectedVersion:)``.
+    func delete(in collection: String, guid: String, expectedVersion: Int64) async throws
+
+    /// Marks a stored blob as about to be referenced by an upload that reuses its bytes, so that
+    /// collection keeps it until the upload's write commits (claims younger than collection's
+    /// minimum age protect). `now` is wall-clock milliseconds, as file ages are.
+    func claimBlob(_ sha256: String, at now: Int64) async throws
 
     /// The documents of these objects that exist and match `restriction`, by guid; one round trip.
     func objects(in collection: String, guids: [String], restriction: QueryExpression?) async throws

@@ -82,6 +82,7 @@ public final class SQLiteAccountStore: AccountStore {
     }
 
     public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
+        let derived = DerivedRows(of: user)
         try await database.write { connection in
             let taken = try connection.first(
                 """
@@ -95,7 +96,7 @@ public final class SQLiteAccountStore: AccountStore {
                 INSERT INTO accounts (user_guid, user_name_key, email_key, password_hash)
                 VALUES (\(account.userGuid), \(account.userNameKey), \(account.emailKey), \(account.passwordHash))
                 """)
-            try SQLiteObjectStore.insert(user, on: connection)
+            try SQLiteObjectStore.insert(user, derived: derived, on: connection)
         }
     }
 
@@ -132,6 +133,7 @@ public final class SQLiteAccountStore: AccountStore {
         try await database.write { connection in
             let deleted = try connection.run("DELETE FROM accounts WHERE user_guid = \(userGuid)") > 0
             try connection.run("DELETE FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)")
+            try DerivedRows.remove(collection: "FFUser", guid: userGuid, on: connection)
             return deleted
         }
     }
@@ -210,9 +212,10 @@ public final class SQLiteAccountStore: AccountStore {
 
     public func ensureGroups(_ groups: [StoredObject]) async throws -> [String] {
         guard !groups.isEmpty else { return [] }
+        let derived = groups.map(DerivedRows.init(of:))
         return try await database.write { connection in
             var replaced: [String] = []
-            for group in groups {
+            for (group, rows) in zip(groups, derived) {
                 if let existing = try SQLiteObjectStore.object(
                     in: group.collection, guid: group.guid, on: connection)
                 {
@@ -223,13 +226,11 @@ public final class SQLiteAccountStore: AccountStore {
                     // Claimed by a user before the app declared it: squatted, so replaced.
                     try connection.run(
                         "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
-                    try connection.run("DELETE FROM group_members WHERE group_guid = \(group.guid)")
-                    try SQLiteObjectStore.refreshBlobReferences(
-                        group.collection, group.guid, before: existing.document, after: nil, on: connection)
+                    try DerivedRows.remove(collection: group.collection, guid: group.guid, on: connection)
                     replaced.append(group.guid)
                 }
                 try connection.run("DELETE FROM retired_group_guids WHERE guid = \(group.guid)")
-                try SQLiteObjectStore.insert(group, on: connection)
+                try SQLiteObjectStore.insert(group, derived: rows, on: connection)
             }
             return replaced
         }

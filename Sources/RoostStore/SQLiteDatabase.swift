@@ -1,4 +1,5 @@
 import Foundation
+import RoostJSON
 import Synchronization
 
 /// How hard SQLite works to keep a commit through a power cut.
@@ -19,7 +20,8 @@ public enum Durability: String, Sendable, CaseIterable {
 public final class SQLiteDatabase: @unchecked Sendable {
     /// A queued write: runs on the writer thread, completes after its transaction commits.
     private protocol PendingWrite: AnyObject, Sendable {
-        func run(on connection: SQLiteConnection)
+        /// Runs the job; false when it threw, so its savepoint must be rolled back.
+        func run(on connection: SQLiteConnection) -> Bool
         func complete(commitError: (any Error)?)
     }
 
@@ -38,8 +40,16 @@ public final class SQLiteDatabase: @unchecked Sendable {
             self.continuation = continuation
         }
 
-        func run(on connection: SQLiteConnection) {
-            result = Result { try body(connection) }
+        func run(on connection: SQLiteConnection) -> Bool {
+            #if DEBUG
+                // Closures run SQL only: documents are built before the write is queued.
+                let outcome = JSONParseAudit.forbidding { Result { try body(connection) } }
+            #else
+                let outcome = Result { try body(connection) }
+            #endif
+            result = outcome
+            if case .failure = outcome { return false }
+            return true
         }
 
         func complete(commitError: (any Error)?) {
@@ -61,6 +71,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     }
 
     private let queue = WriteQueue()
+    /// Writes waiting for the writer, for tests that line jobs up in one batch.
+    var queuedWriteCount: Int { queue.jobs.withLock { $0.count } }
     private let idleReaders = Mutex<[SQLiteConnection]>([])
     /// Reads whose cost a client controls run here, off the event loops, under a deadline.
     private let readerPool: SQLiteReaderPool
@@ -159,7 +171,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
         for job in batch {
             do {
                 try writer.execute("SAVEPOINT roost_write")
-                job.run(on: writer)
+                // A job that threw keeps none of its statements; the others of the batch stay.
+                let succeeded = job.run(on: writer)
                 // SQLITE_FULL or an I/O error may roll the whole transaction back: nothing of the
                 // batch is stored, and a SAVEPOINT for the next job would open (and commit) a
                 // transaction of its own while the batch reports failure.
@@ -168,6 +181,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
                     for job in batch { job.complete(commitError: error) }
                     return
                 }
+                guard succeeded else { throw JobFailed() }
                 try writer.execute("RELEASE roost_write")
             } catch {
                 try? writer.execute("ROLLBACK TO roost_write; RELEASE roost_write")
@@ -182,6 +196,9 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 }
+
+/// A job threw; its own error goes to its caller, this only unwinds its savepoint.
+private struct JobFailed: Error {}
 
 /// One step of the schema, applied once and recorded in `roost_schema`.
 public struct Migration: Sendable {

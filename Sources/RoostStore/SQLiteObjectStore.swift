@@ -57,12 +57,6 @@ public final class SQLiteObjectStore: ObjectStore {
         """
     }
 
-    /// Keeps `group_members` in step with a group object, inside the write that changed it.
-    static func refreshMembers(ofGroup guid: String, on connection: SQLiteConnection) throws {
-        try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
-        try connection.run(groupMembersInsert(matching: "o.guid = \(guid)"))
-    }
-
     /// Opens `roost.sqlite` in `directory` on its own; ``SQLiteStorage`` opens it for every store.
     public convenience init(directory: String, durability: Durability = .normal) throws {
         self.init(database: try SQLiteStorage.openDatabase(directory: directory, durability: durability))
@@ -86,14 +80,18 @@ public final class SQLiteObjectStore: ObjectStore {
 
     public func insert(_ object: StoredObject) async throws {
         let mark = IdempotencyMark.current
+        let derived = DerivedRows(of: object)
         try await database.write { connection in
-            try Self.insert(object, on: connection)
+            try Self.insert(object, derived: derived, on: connection)
             try SQLiteIdempotencyStore.markRun(mark, on: connection)
         }
     }
 
     /// Inserts inside a write the caller already holds, so other stores can write objects atomically.
-    static func insert(_ object: StoredObject, on connection: SQLiteConnection) throws {
+    /// `derived` is computed before the write, so that the writer parses no JSON.
+    static func insert(_ object: StoredObject, derived: DerivedRows, on connection: SQLiteConnection)
+        throws
+    {
         do {
             try connection.run(
                 """
@@ -104,9 +102,7 @@ public final class SQLiteObjectStore: ObjectStore {
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.duplicate
         }
-        if object.collection == groupCollection { try refreshMembers(ofGroup: object.guid, on: connection) }
-        try refreshBlobReferences(
-            object.collection, object.guid, before: nil, after: object.document, on: connection)
+        try derived.write(collection: object.collection, guid: object.guid, replacing: false, on: connection)
     }
 
     public func object(in collection: String, guid: String) async throws -> StoredObject? {
@@ -143,47 +139,45 @@ public final class SQLiteObjectStore: ObjectStore {
             "SELECT \(raw: columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", object)
     }
 
-    public func update(
-        in collection: String, guid: String,
-        _ transform: @escaping @Sendable (StoredObject) throws -> StoredObject
-    ) async throws -> StoredObject {
+    public func update(_ next: StoredObject, expectedVersion: Int64) async throws {
         let mark = IdempotencyMark.current
-        return try await database.write { connection in
-            guard let current = try Self.object(in: collection, guid: guid, on: connection) else {
-                throw StoreError.notFound
-            }
-            let next = try transform(current)
-            try SQLiteIdempotencyStore.markRun(mark, on: connection)
-            try connection.run(
+        let derived = DerivedRows(of: next)
+        try await database.write { connection in
+            let changed = try connection.run(
                 """
                 UPDATE objects SET document = \(Self.text(next.document)), updated_by = \(next.updatedBy),
                 updated_at = \(next.updatedAt), version = \(next.version), acl = \(Self.text(next.acl))
-                WHERE collection = \(collection) AND guid = \(guid)
+                WHERE collection = \(next.collection) AND guid = \(next.guid) AND version = \(expectedVersion)
                 """)
-            if collection == Self.groupCollection { try Self.refreshMembers(ofGroup: guid, on: connection) }
-            try Self.refreshBlobReferences(
-                collection, guid, before: current.document, after: next.document, on: connection)
-            return next
+            guard changed == 1 else { throw try Self.missedWrite(next.collection, next.guid, on: connection) }
+            try SQLiteIdempotencyStore.markRun(mark, on: connection)
+            try derived.write(collection: next.collection, guid: next.guid, replacing: true, on: connection)
         }
     }
 
-    public func delete(
-        in collection: String, guid: String, check: @escaping @Sendable (StoredObject) throws -> Void
-    ) async throws {
+    public func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
         let mark = IdempotencyMark.current
         try await database.write { connection in
-            guard let current = try Self.object(in: collection, guid: guid, on: connection) else {
-                throw StoreError.notFound
-            }
-            try check(current)
+            let changed = try connection.run(
+                """
+                DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)
+                AND version = \(expectedVersion)
+                """)
+            guard changed == 1 else { throw try Self.missedWrite(collection, guid, on: connection) }
             try SQLiteIdempotencyStore.markRun(mark, on: connection)
-            try connection.run("DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)")
-            if collection == Self.groupCollection {
-                try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
-            }
-            try Self.refreshBlobReferences(
-                collection, guid, before: current.document, after: nil, on: connection)
+            try DerivedRows.remove(collection: collection, guid: guid, on: connection)
         }
+    }
+
+    /// Why a write guarded by a version changed no row: the object is gone, or has moved on.
+    private static func missedWrite(_ collection: String, _ guid: String, on connection: SQLiteConnection)
+        throws -> StoreError
+    {
+        let exists =
+            try connection.first(
+                "SELECT 1 FROM objects WHERE collection = \(collection) AND guid = \(guid)", { _ in true })
+            ?? false
+        return exists ? .versionChanged : .notFound
     }
 
     public func list(_ request: ListRequest) async throws -> ListPage {

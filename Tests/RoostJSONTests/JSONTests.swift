@@ -84,4 +84,63 @@ struct JSONTests {
         object["b"] = nil
         #expect(object.keys == ["a"])
     }
+
+    /// Sizes on both sides of the index threshold, so scanning and the index are both exercised.
+    static let sizes = [0, 1, JSONObject.indexThreshold, JSONObject.indexThreshold + 1, 200]
+
+    @Test("lookups, replacements, appends and removals agree with the members", arguments: sizes)
+    func objectIndex(size: Int) throws {
+        let text = "{" + (0..<size).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        guard case .object(var object) = try JSONParser.parse(text) else { throw Failure() }
+        #expect(object.count == size)
+        for index in 0..<size { #expect(object["k\(index)"] == .integer(Int64(index))) }
+        #expect(object["missing"] == nil)
+        object["k0"] = .string("replaced")
+        object["new"] = .bool(true)
+        if size > 2 { object["k1"] = nil }
+        var expected = (0..<size).map { "k\($0)" }.filter { size <= 2 || $0 != "k1" }
+        if !expected.contains("k0") { expected.insert("k0", at: 0) }
+        expected.append("new")
+        #expect(object.keys == expected)
+        #expect(object["k0"] == .string("replaced"))
+        #expect(object["new"] == .bool(true))
+        if size > 2 { #expect(object["k1"] == nil) }
+        for (position, key) in expected.enumerated() {
+            #expect(object[key] == object.members[position].value)
+        }
+        object.removeAll { key, _ in key.hasSuffix("0") }
+        #expect(object.keys == expected.filter { !$0.hasSuffix("0") })
+        for key in object.keys { #expect(object[key] != nil) }
+        #expect(object["k10"] == nil)
+        #expect(object == JSONObject(uniqueMembers: object.members))
+    }
+
+    @Test("duplicates are refused on both sides of the index threshold", arguments: sizes.dropFirst())
+    func duplicatesInLargeObjects(size: Int) throws {
+        let members = (0..<size).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        let text = "{" + members + ",\"k\(size - 1)\":0}"
+        #expect(
+            throws: JSONParseError(offset: members.utf8.count + 2, reason: "duplicate key \"k\(size - 1)\"")
+        ) {
+            try JSONParser.parse(text)
+        }
+    }
+
+    @Test("keys compare as Swift strings: canonically equivalent spellings are one key")
+    func canonicalEquivalence() throws {
+        let composed = "\u{E9}"
+        let decomposed = "e\u{301}"
+        for padding in [0, JSONObject.indexThreshold] {
+            let filler = (0..<padding).map { "\"f\($0)\":0," }.joined()
+            #expect(throws: JSONParseError.self) {
+                try JSONParser.parse("{\(filler)\"\(composed)\":1,\"\(decomposed)\":2}")
+            }
+            guard case .object(let object) = try JSONParser.parse("{\(filler)\"\(composed)\":1}") else {
+                throw Failure()
+            }
+            #expect(object[decomposed] == .integer(1))
+        }
+    }
 }
+
+struct Failure: Error {}

@@ -209,14 +209,10 @@ import Testing
                 scope: "anonymous@127.0.0.1", key: "lost-answer",
                 fingerprint: IdempotencyService.fingerprint(method: "PATCH", target: path, body: body),
                 now: clock.nowMilliseconds(), expiredBefore: 0, abandonedBefore: 0) == .reserved)
-        _ = try await IdempotencyMark.$current.withValue(
-            IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer")
-        ) {
-            try await objects.update(in: "Note", guid: guid) { current in
-                var next = current
-                next.version += 1
-                return next
-            }
+        _ = try await IdempotencyMark.$current.withValue(IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer")) {
+            var next = try #require(try await objects.object(in: "Note", guid: guid))
+            next.version += 1
+            try await objects.update(next, expectedVersion: next.version - 1)
         }
         let headers = [("Idempotency-Key", "lost-answer")]
         let running = try await server.client.send("PATCH", path, json: #"{"n":2}"#, headers: headers)

@@ -43,6 +43,7 @@ struct StoreTests {
             versions == [
                 "1 objects", "2 accounts", "3 objects by id", "4 access lists and group members",
                 "5 idempotency keys", "6 blob references", "7 idempotency keys mark their write",
+                "8 blob claims",
                 "21 deactivation revokes tokens", "22 retired group guids",
             ])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
@@ -84,38 +85,36 @@ struct StoreTests {
         #expect(page.total == 181)
     }
 
-    @Test("update runs its check inside the transaction; a throwing check changes nothing")
-    func updateAtomically() async throws {
+    @Test("update commits only at the expected version, and tells a lost race from a missing object")
+    func updateAtExpectedVersion() async throws {
         let store = try SQLiteObjectStore(directory: temporaryDirectory())
         try await store.insert(object("Post", "a"))
-        await #expect(throws: Failure.self) {
-            _ = try await store.update(in: "Post", guid: "a") { _ in throw Failure() }
-        }
-        #expect(try await store.object(in: "Post", guid: "a")?.version == 1)
-        let updated = try await store.update(in: "Post", guid: "a") { current in
-            var next = current
-            next.version += 1
-            next.document = Array(#"{"guid":"a","v":2}"#.utf8)
-            return next
-        }
-        #expect(updated.version == 2)
-        #expect(try await store.object(in: "Post", guid: "a") == updated)
+        var next = object("Post", "a", document: #"{"guid":"a","v":2}"#)
+        next.version = 2
+        try await store.update(next, expectedVersion: 1)
+        #expect(try await store.object(in: "Post", guid: "a") == next)
+        var stale = next
+        stale.document = Array(#"{"guid":"a","v":"stale"}"#.utf8)
+        await #expect(throws: StoreError.versionChanged) { try await store.update(stale, expectedVersion: 1) }
+        #expect(try await store.object(in: "Post", guid: "a") == next)
         await #expect(throws: StoreError.notFound) {
-            _ = try await store.update(in: "Post", guid: "zz") { $0 }
+            try await store.update(object("Post", "zz"), expectedVersion: 1)
         }
     }
 
-    @Test("delete honours its check and reports a missing object")
+    @Test("delete commits only at the expected version, and reports a missing object")
     func delete() async throws {
         let store = try SQLiteObjectStore(directory: temporaryDirectory())
         try await store.insert(object("Post", "a"))
-        await #expect(throws: Failure.self) {
-            try await store.delete(in: "Post", guid: "a") { _ in throw Failure() }
+        await #expect(throws: StoreError.versionChanged) {
+            try await store.delete(in: "Post", guid: "a", expectedVersion: 2)
         }
         #expect(try await store.object(in: "Post", guid: "a") != nil)
-        try await store.delete(in: "Post", guid: "a") { _ in }
+        try await store.delete(in: "Post", guid: "a", expectedVersion: 1)
         #expect(try await store.object(in: "Post", guid: "a") == nil)
-        await #expect(throws: StoreError.notFound) { try await store.delete(in: "Post", guid: "a") { _ in } }
+        await #expect(throws: StoreError.notFound) {
+            try await store.delete(in: "Post", guid: "a", expectedVersion: 1)
+        }
     }
 
     @Test("list sorts by metadata or JSON fields, pages, and counts only on request")

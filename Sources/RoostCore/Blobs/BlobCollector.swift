@@ -11,6 +11,16 @@ public struct BlobCollector: Sendable {
         public var abandonedUploads = 0
     }
 
+    /// What a collection saw at one moment: blobs that nothing referred to then.
+    public struct Plan: Sendable {
+        /// Unreferenced blobs old enough to go, as the snapshot saw them.
+        public let unreferenced: [StoredBlob]
+        /// Blobs the snapshot kept.
+        public let kept: Int
+        /// Blobs changed and claims made after this are young: an upload may be about to use them.
+        public let cutoff: Date
+    }
+
     let storage: any BlobStorage
     let references: SQLiteObjectStore
     /// Walking the blob folders blocks; it runs here, not on Swift's cooperative threads.
@@ -29,19 +39,50 @@ public struct BlobCollector: Sendable {
         minimumAge: TimeInterval, dryRun: Bool = false,
         progress: (Int, Int, StoredBlob) -> Void = { _, _, _ in }
     ) async throws -> Report {
-        // Files first, references second: a blob adopted in between is referenced by then.
+        try await collect(plan(minimumAge: minimumAge), dryRun: dryRun, progress: progress)
+    }
+
+    /// The first half of a collection: which blobs nothing refers to now.
+    public func plan(minimumAge: TimeInterval, now: Date = Date()) async throws -> Plan {
         let storage = self.storage
         let files = try await io.run { Result { try storage.stored() } }.get()
         let referenced = try await references.referencedBlobs()
-        let cutoff = Date().addingTimeInterval(-minimumAge)
+        let cutoff = now.addingTimeInterval(-minimumAge)
         let unreferenced = files.filter { !referenced.contains($0.sha256) && $0.modified <= cutoff }
-        var report = Report(keptBlobs: files.count - unreferenced.count)
-        for (index, blob) in unreferenced.enumerated() {
-            if !dryRun { try storage.remove(blob.sha256) }
-            report.removedBlobs += 1
-            report.removedBytes += blob.size
-            progress(index + 1, unreferenced.count, blob)
+        return Plan(unreferenced: unreferenced, kept: files.count - unreferenced.count, cutoff: cutoff)
+    }
+
+    /// How many blobs one writer job checks and removes: it holds up writes while it runs.
+    static let removalBatch = 64
+
+    /// The second half: removes the planned blobs that are still unused. The snapshot may be stale
+    /// by now (an upload may have reused a blob since), so each blob is checked again and removed
+    /// under the writer, where no write that refers to it can commit in between.
+    public func collect(
+        _ plan: Plan, dryRun: Bool = false, progress: (Int, Int, StoredBlob) -> Void = { _, _, _ in }
+    ) async throws -> Report {
+        var report = Report(keptBlobs: plan.kept)
+        var done = 0
+        for start in stride(from: 0, to: plan.unreferenced.count, by: Self.removalBatch) {
+            let batch = plan.unreferenced[start..<min(start + Self.removalBatch, plan.unreferenced.count)]
+            let removed =
+                dryRun
+                ? Set(batch.map(\.sha256))
+                : try await references.removeUnusedBlobs(
+                    batch.map(\.sha256), unusedSince: plan.cutoff, from: storage)
+            for blob in batch {
+                done += 1
+                guard removed.contains(blob.sha256) else {
+                    report.keptBlobs += 1
+                    continue
+                }
+                report.removedBlobs += 1
+                report.removedBytes += blob.size
+                progress(done, plan.unreferenced.count, blob)
+            }
         }
+        if !dryRun { try await references.forgetBlobClaims(madeBefore: plan.cutoff) }
+        let storage = self.storage
         let temporary = try await io.run { Result { try storage.abandonedTemporaryFiles() } }.get()
         if !dryRun { for path in temporary { unlink(path) } }
         report.abandonedUploads = temporary.count

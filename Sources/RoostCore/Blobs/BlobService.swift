@@ -61,20 +61,32 @@ public struct BlobService: Sendable {
             let descriptor = BlobDescriptor(
                 contentType: type, size: upload.size, sha256: sha256,
                 url: "/ff/resources/\(collection)/\(guid)/\(member)")
-            let storage = self.storage
             return try await objects.modify(
-                collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller
-            ) { fields, _ in
-                // Adopted inside the write, which garbage collection cannot interleave with.
-                try storage.adopt(temporaryFile: path, sha256: sha256)
-                var fields = fields
-                fields[member] = descriptor.json
-                return fields
-            }
+                collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller,
+                { fields, _ in
+                    var fields = fields
+                    fields[member] = descriptor.json
+                    return fields
+                },
+                beforeWriting: { try await place(upload: path, sha256: sha256) })
         } catch {
             unlink(upload.path)
             throw error
         }
+    }
+
+    /// Moves an upload's file into place once the write that will refer to it is allowed, off the
+    /// writer and off the loops: the file is visible only once complete and flushed, and a crash
+    /// before the write commits leaves an unreferenced file that collection removes.
+    private func place(upload path: String, sha256: String) async throws {
+        let storage = self.storage
+        // Bytes stored already are reused: claimed first, so that collection keeps them until the
+        // write refers to them. Should collection remove them before the claim, adopting moves
+        // the upload's own file in.
+        if try await io.run({ Result { try storage.modified(sha256) } }).get() != nil {
+            try await objects.store.claimBlob(sha256, at: Int64(Date().timeIntervalSince1970 * 1000))
+        }
+        try await io.run { Result { try storage.adopt(temporaryFile: path, sha256: sha256) } }.get()
     }
 
     /// The blob, opened for sending, if the caller may read its object.

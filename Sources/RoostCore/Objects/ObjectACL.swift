@@ -45,6 +45,7 @@ extension ObjectService {
         var normalized = JSONObject()
         for list in aclLists {
             var entries: [JSONValue] = []
+            var seen: Set<String> = []
             switch body[list] {
             case nil, .null?: break
             case .array(let elements)? where elements.count <= maximumACLEntries:
@@ -57,7 +58,7 @@ extension ObjectService {
                             "\(list) holds \(list.hasSuffix("Users") ? "user guids, or \"*\" for everyone" : "group guids"); '\((element.stringValue ?? element.typeName).prefix(40))' is not one."
                         )
                     }
-                    if !entries.contains(element) { entries.append(element) }
+                    if seen.insert(text).inserted { entries.append(element) }
                 }
             default:
                 throw RoostError.invalidField(

@@ -17,6 +17,7 @@ public struct ObjectService: Sendable {
     let guids: any GuidGenerator
     /// The app definition whose rules every operation checks.
     public let definitions: AppDefinitionSource
+    let writeLocks = ObjectWriteLocks()
 
     public init(
         store: any ObjectStore, clock: any Clock = SystemClock(),
@@ -72,9 +73,21 @@ public struct ObjectService: Sendable {
             {
                 throw RoostError.groupGuidRetired(guid)
             }
-            throw RoostError.conflict(collection: collection, guid: guid)
+            throw try await duplicateRefusal(collection: collection, guid: guid, caller: caller)
         }
         return object
+    }
+
+    /// A taken guid answers 409 only to a caller who may know the object exists: one who can
+    /// read it, or who created it (so a create retried after a lost reply is recognised). Anyone
+    /// else gets exactly the 404 a read of it gives, so a create is no oracle for hidden guids.
+    private func duplicateRefusal(collection: String, guid: String, caller: Principal?) async throws
+        -> RoostError
+    {
+        let conflict = RoostError.conflict(collection: collection, guid: guid)
+        guard let existing = try await store.object(in: collection, guid: guid) else { return conflict }
+        if let caller, existing.createdBy == caller.userGuid { return conflict }
+        return try access(caller).canRead(existing) ? conflict : .notFound(collection: collection, guid: guid)
     }
 
     /// The object as the caller may see it; 404 when it does not exist or the caller may not read it.
@@ -121,49 +134,83 @@ public struct ObjectService: Sendable {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
         let access = access(caller)
-        do {
-            try await store.delete(in: collection, guid: guid) { current in
-                try access.checkWrite(.delete, current, body: nil)
-                try Self.check(ifMatch: ifMatch, version: current.version)
-            }
-        } catch StoreError.notFound {
-            throw RoostError.notFound(collection: collection, guid: guid)
+        try await retryingLostRaces(collection: collection, guid: guid) {
+            let current = try await current(in: collection, guid: guid)
+            try access.checkWrite(.delete, current, body: nil)
+            try Self.check(ifMatch: ifMatch, version: current.version)
+            try await store.delete(in: collection, guid: guid, expectedVersion: current.version)
         }
     }
 
-    /// Runs a change inside the store's write: rules and `If-Match` are checked against the object
-    /// as it is at that moment, so neither can race.
+    /// How many times a write is rebuilt when other writes keep changing its object first.
+    static let writeAttempts = 8
+
+    /// Changes an object: reads it, checks rules and `If-Match` and builds the next version
+    /// outside the store's writer, then commits only if nobody changed the object meanwhile
+    /// (else reads it again and starts over, so rules and `If-Match` always judge what is
+    /// replaced). `beforeWriting` runs once, after the first checks pass and before the first write.
     func modify(
         collection: String, guid: String, ifMatch: String?, body: JSONObject?, caller: Principal?,
         _ makeFields: @escaping @Sendable (JSONObject, JSONObject) throws -> JSONObject,
-        changingACL newACL: (@Sendable (StoredObject) throws -> [UInt8]?)? = nil
+        changingACL newACL: (@Sendable (StoredObject) throws -> [UInt8]?)? = nil,
+        beforeWriting: (@Sendable () async throws -> Void)? = nil
     ) async throws -> StoredObject {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
+        if body?["ffACL"] != nil { throw RoostError.readOnlyField("ffACL") }
         let now = clock.nowMilliseconds()
         let access = access(caller)
-        do {
-            var object = try await store.update(in: collection, guid: guid) { current in
-                try access.checkWrite(.update, current, body: body)
-                try Self.check(ifMatch: ifMatch, version: current.version)
-                let (fields, metadata) = try Self.split(current.document)
-                if body?["ffACL"] != nil { throw RoostError.readOnlyField("ffACL") }
-                let next = try makeFields(fields, metadata)
-                if collection == AccountService.userCollection {
-                    try UserFields.checkChange(from: fields, to: next, by: access)
-                }
-                var object = Self.makeObject(
-                    collection: collection, guid: guid, fields: next, createdBy: current.createdBy,
-                    createdAt: current.createdAt, updatedBy: caller?.userGuid,
-                    updatedAt: max(now, current.updatedAt), version: current.version + 1)
-                object.acl = current.acl
-                if let newACL { object.acl = try newACL(current) }
-                return object
+        var prepared = false
+        var object = try await retryingLostRaces(collection: collection, guid: guid) {
+            let current = try await current(in: collection, guid: guid)
+            try access.checkWrite(.update, current, body: body)
+            try Self.check(ifMatch: ifMatch, version: current.version)
+            let (fields, metadata) = try Self.split(current.document)
+            let next = try makeFields(fields, metadata)
+            if collection == AccountService.userCollection {
+                try UserFields.checkChange(from: fields, to: next, by: access)
             }
-            object.document = try access.visibleDocument(object.document, in: collection)
+            var object = Self.makeObject(
+                collection: collection, guid: guid, fields: next, createdBy: current.createdBy,
+                createdAt: current.createdAt, updatedBy: caller?.userGuid,
+                updatedAt: max(now, current.updatedAt), version: current.version + 1)
+            object.acl = current.acl
+            if let newACL { object.acl = try newACL(current) }
+            if !prepared, let beforeWriting {
+                try await beforeWriting()
+                prepared = true
+            }
+            try await store.update(object, expectedVersion: current.version)
             return object
-        } catch StoreError.notFound {
+        }
+        object.document = try access.visibleDocument(object.document, in: collection)
+        return object
+    }
+
+    /// The object as stored now; 404 when there is none.
+    private func current(in collection: String, guid: String) async throws -> StoredObject {
+        guard let current = try await store.object(in: collection, guid: guid) else {
             throw RoostError.notFound(collection: collection, guid: guid)
+        }
+        return current
+    }
+
+    /// Runs an optimistic write, one at a time per object in this process, and again while a
+    /// write from elsewhere commits first.
+    private func retryingLostRaces<T>(
+        collection: String, guid: String, _ attempt: () async throws -> T
+    ) async throws -> T {
+        try await writeLocks.withLock("\(collection)/\(guid)") {
+            for _ in 0..<Self.writeAttempts {
+                do {
+                    return try await attempt()
+                } catch StoreError.versionChanged {
+                    continue
+                } catch StoreError.notFound {
+                    throw RoostError.notFound(collection: collection, guid: guid)
+                }
+            }
+            throw RoostError.writeContention(collection: collection, guid: guid, attempts: Self.writeAttempts)
         }
     }
 
@@ -189,30 +236,35 @@ public struct ObjectService: Sendable {
     /// Splits a stored document into user fields and metadata.
     static func split(_ document: [UInt8]) throws -> (fields: JSONObject, metadata: JSONObject) {
         guard case .object(let whole) = try JSONParser.parse(document) else { throw RoostError.internalError }
-        var fields = JSONObject()
-        var metadata = JSONObject()
+        var fields: [(key: String, value: JSONValue)] = []
+        var metadata: [(key: String, value: JSONValue)] = []
+        fields.reserveCapacity(whole.count)
         for member in whole.members {
             if metadataFields.contains(member.key) {
-                metadata[member.key] = member.value
+                metadata.append(member)
             } else {
-                fields[member.key] = member.value
+                fields.append(member)
             }
         }
-        return (fields, metadata)
+        return (JSONObject(uniqueMembers: fields), JSONObject(uniqueMembers: metadata))
     }
 
     /// Blob members change only through their own endpoint: a body may echo one unchanged, and a
     /// replacement that leaves one out keeps it.
     static func keepBlobs(in body: inout JSONObject, current: JSONObject, replacing: Bool) throws {
+        var echoes: Set<String> = []
         for member in body.members
         where BlobDescriptor.isDescriptor(member.value) || BlobDescriptor.isDescriptor(current[member.key]) {
             // An echo may come back with its keys in another order.
             guard let sent = BlobDescriptor(member.value), sent == BlobDescriptor(current[member.key]) else {
                 throw RoostError.readOnlyField(member.key)
             }
-            body[member.key] = replacing ? current[member.key] : nil
+            if replacing { body[member.key] = current[member.key] } else { echoes.insert(member.key) }
         }
-        guard replacing else { return }
+        guard replacing else {
+            if !echoes.isEmpty { body.removeAll { key, _ in echoes.contains(key) } }
+            return
+        }
         for member in current.members
         where BlobDescriptor.isDescriptor(member.value) && body[member.key] == nil {
             body[member.key] = member.value
@@ -221,11 +273,14 @@ public struct ObjectService: Sendable {
 
     /// Drops metadata a client sent back unchanged; refuses any that differs.
     static func removeEchoedMetadata(from body: inout JSONObject, current: JSONObject) throws {
+        var echoed = false
         for field in metadataFields {
             guard let sent = body[field] else { continue }
             guard sent == current[field] else { throw RoostError.readOnlyField(field) }
-            body[field] = nil
+            echoed = true
         }
+        // One pass, however many fields came back.
+        if echoed { body.removeAll { key, _ in metadataFields.contains(key) } }
     }
 
     /// Checks `If-Match` (a list of `"version"` tags, or `*`) against the current version.
@@ -283,19 +338,35 @@ extension String {
 /// JSON Merge Patch, RFC 7396.
 public enum MergePatch {
     /// `patch` applied to `target`: `null` removes a member, objects merge, anything else replaces.
+    /// Members keep their place; new ones follow in the patch's order. One pass over each.
     public static func apply(_ patch: JSONObject, to target: JSONObject) -> JSONObject {
-        var result = target
-        for member in patch.members {
-            switch member.value {
-            case .null:
-                result[member.key] = nil
-            case .object(let nested):
-                let base = result[member.key]?.objectValue ?? JSONObject()
-                result[member.key] = .object(apply(nested, to: base))
-            default:
-                result[member.key] = member.value
-            }
+        func merged(_ value: JSONValue, over base: JSONValue?) -> JSONValue {
+            guard case .object(let nested) = value else { return value }
+            return .object(apply(nested, to: base?.objectValue ?? JSONObject()))
         }
-        return result
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(target.count + patch.count)
+        for member in target.members {
+            guard let change = patch[member.key] else {
+                members.append(member)
+                continue
+            }
+            if change != .null { members.append((member.key, merged(change, over: member.value))) }
+        }
+        for member in patch.members where member.value != .null && target[member.key] == nil {
+            members.append((member.key, merged(member.value, over: nil)))
+        }
+        return JSONObject(uniqueMembers: members)
+    }
+}
+
+extension RoostError {
+    /// Other writes kept changing the object between this write's read and its commit.
+    static func writeContention(collection: String, guid: String, attempts: Int) -> RoostError {
+        RoostError(
+            status: 503, code: "write_contention",
+            message:
+                "Object '\(guid)' in '\(collection)' changed \(attempts) times while this write was being prepared; send it again.",
+            details: details(["collection": .string(collection), "guid": .string(guid)]))
     }
 }

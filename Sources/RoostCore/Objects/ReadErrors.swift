@@ -29,7 +29,7 @@ extension RoostError {
             return queryTimeout(seconds: Double(seconds) + Double(attoseconds) / 1e18)
         case .busy: return readersBusy
         case .closed: return shuttingDown
-        case .notFound, .duplicate, .io: return nil
+        case .notFound, .duplicate, .io, .versionChanged: return nil
         }
     }
 

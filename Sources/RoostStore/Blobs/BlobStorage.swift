@@ -17,6 +17,8 @@ public protocol BlobStorage: Sendable {
     func adopt(temporaryFile: String, sha256: String) throws
     /// The blob opened for reading, with its size; nil when it is not stored.
     func open(_ sha256: String) throws -> (descriptor: Int32, size: Int)?
+    /// When the blob's file last changed; nil when it is not stored.
+    func modified(_ sha256: String) throws -> Date?
     /// Every stored blob with its size and age, for garbage collection.
     func stored() throws -> [StoredBlob]
     /// Temporary files whose upload can no longer finish (their process is gone).
@@ -93,6 +95,18 @@ public final class FileBlobStorage: BlobStorage {
             throw Self.failure("read a blob's size")
         }
         return (descriptor, Int(status.st_size))
+    }
+
+    public func modified(_ sha256: String) throws -> Date? {
+        guard Self.isDigest(sha256) else { return nil }
+        var status = stat()
+        guard stat(path(of: sha256), &status) == 0 else {
+            if errno == ENOENT { return nil }
+            throw Self.failure("read a blob's age")
+        }
+        return Date(
+            timeIntervalSince1970: TimeInterval(status.st_mtim.tv_sec) + TimeInterval(status.st_mtim.tv_nsec)
+                / 1e9)
     }
 
     public func stored() throws -> [StoredBlob] {
