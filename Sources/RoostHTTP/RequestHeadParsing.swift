@@ -20,7 +20,7 @@ extension RequestParser {
 
     func parseHead(_ bytes: ArraySlice<UInt8>) -> Result<(RequestHead, Framing), HTTPProtocolError> {
         func bad(_ message: String) -> Result<(RequestHead, Framing), HTTPProtocolError> {
-            .failure(HTTPProtocolError(status: 400, code: "bad_request", message: message))
+            .failure(Self.invalid(message))
         }
         var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map { line in
             line.last == 13 ? line.dropLast() : line
@@ -100,6 +100,8 @@ extension RequestParser {
                             message: "Only the 'chunked' transfer coding is supported."))
                 }
                 if framing == .chunked { return bad("Transfer-Encoding is repeated.") }
+                // RFC 9112 section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+                if minor == 0 { return bad("HTTP/1.0 requests may not use Transfer-Encoding.") }
                 framing = .chunked
             } else if field.name.caseInsensitiveEquals("connection") {
                 connectionTokens += field.value.split(separator: ",").map { $0.trimmingSpaces() }
