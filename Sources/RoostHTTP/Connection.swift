@@ -5,8 +5,11 @@ import Glibc
 /// One client connection: reads requests, hands each to the responder, writes the reply.
 ///
 /// Requests on a connection are answered in order, one at a time. While a handler runs the
-/// connection keeps reading (to notice a close) but stops once a pipelining client has sent
-/// more than ``pipelineBufferLimit`` bytes ahead.
+/// connection keeps reading (to notice a close, which cancels the handler's task) but stops once
+/// a pipelining client has sent more than ``pipelineBufferLimit`` bytes ahead, and it neither
+/// reads nor starts a handler while more than ``HTTPServer/Configuration/maxUnsentBytes`` of its
+/// answers wait to be sent. A streamed body is admitted by the responder when its head arrives,
+/// holds one of the server's upload slots, and must keep up a minimum rate.
 // @unchecked Sendable: every property is used on the owning loop's thread only; handler tasks
 // come back through `loop.execute`.
 final class Connection: @unchecked Sendable {
@@ -30,6 +33,16 @@ final class Connection: @unchecked Sendable {
     private var bodySink: (any RequestBodySink)?
     /// The sink is backed up: reading and parsing wait until it catches up.
     private var waitingForSink = false
+    /// The task running the current handler or admission check; cancelled when the client goes.
+    private var handlerTask: Task<Void, Never>?
+    /// A streamed request's head is being checked: nothing is read until it is admitted.
+    private var admitting = false
+    /// The client does not read its answers: reading and handling wait for the output to drain.
+    private var waitingForDrain = false
+    /// This connection receives an upload, counted in the server's ``UploadSlots``.
+    private var holdsUploadSlot = false
+    private var streamStartedAt: UInt64 = 0
+    private var streamBytes = 0
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -60,6 +73,10 @@ final class Connection: @unchecked Sendable {
     func close() {
         bodySink?.discard()
         bodySink = nil
+        releaseUploadSlot()
+        // A handler still running works for nobody now.
+        handlerTask?.cancel()
+        handlerTask = nil
         guard let bev else { return }
         bufferevent_free(bev)
         self.bev = nil
@@ -72,8 +89,22 @@ final class Connection: @unchecked Sendable {
             close()
             return
         }
-        guard bev != nil, !handling, !closeAfterWrite else { return }
+        guard bev != nil, !handling, !closeAfterWrite, !admitting, !waitingForDrain else { return }
         let configuration = loop.server.configuration
+        if bodySink != nil, !waitingForSink {
+            // Each second past the read timeout must have brought `minimumUploadRate` bytes.
+            let allowed =
+                UInt64(configuration.readTimeout) * 1_000_000_000 + UInt64(streamBytes) * 1_000_000_000
+                / UInt64(max(1, configuration.minimumUploadRate))
+            if now - streamStartedAt > allowed {
+                return sendError(
+                    HTTPProtocolError(
+                        status: 408, code: "request_timeout",
+                        message:
+                            "The upload arrived slower than \(configuration.minimumUploadRate) bytes per second; send it again."
+                    ))
+            }
+        }
         if let firstByteAt {
             if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
                 sendError(
@@ -100,7 +131,7 @@ final class Connection: @unchecked Sendable {
             parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
         }
         evbuffer_drain(input, length)
-        if !handling {
+        if !handling && !waitingForDrain {
             processBuffered()
         } else if parser.bufferedByteCount > Self.pipelineBufferLimit {
             readingPaused = true
@@ -109,7 +140,9 @@ final class Connection: @unchecked Sendable {
     }
 
     private func processBuffered() {
-        guard bev != nil, !handling, !closeAfterWrite, !waitingForSink else { return }
+        guard bev != nil, !handling, !closeAfterWrite, !waitingForSink, !admitting, !waitingForDrain else {
+            return
+        }
         while true {
             switch parser.next() {
             case .needMore(let sendContinue):
@@ -117,16 +150,20 @@ final class Connection: @unchecked Sendable {
                 if sendContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
                 return
             case .failure(let error):
-                bodySink?.discard()
-                bodySink = nil
                 sendError(error)
                 return
             case .streamStart(let head):
-                guard let open = loop.server.configuration.bodySinks, let sink = try? open(head) else {
-                    return sendError(Self.storageFailure)
-                }
-                bodySink = sink
+                let configuration = loop.server.configuration
+                guard
+                    loop.server.uploads.acquire(
+                        remoteAddress, total: configuration.maxUploads, perClient: configuration.maxUploadsPerClient)
+                else { return sendError(Self.uploadsBusy, retryAfter: 5) }
+                holdsUploadSlot = true
+                streamStartedAt = DispatchTime.now().uptimeNanoseconds
+                streamBytes = 0
+                return admit(head)
             case .bodyPart(let bytes):
+                streamBytes += bytes.count
                 guard let sink = bodySink, !sink.write(bytes), let bev else { continue }
                 waitingForSink = true
                 bufferevent_disable(bev, roost_ev_read())
@@ -136,6 +173,7 @@ final class Connection: @unchecked Sendable {
             case .request(let head, let body):
                 let sink = bodySink
                 bodySink = nil
+                releaseUploadSlot()
                 dispatch(head, body: body, sink: sink)
                 return
             }
@@ -151,19 +189,61 @@ final class Connection: @unchecked Sendable {
 
     private static let storageFailure = HTTPProtocolError(
         status: 500, code: "internal", message: "The request body could not be stored; try again later.")
+    private static let uploadsBusy = HTTPProtocolError(
+        status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
+
+    /// Asks the responder whether a streamed request may proceed, reading nothing meanwhile: no
+    /// `100 Continue` and no byte of the body before it is allowed.
+    private func admit(_ head: RequestHead) {
+        admitting = true
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
+        let request = makeRequest(head, body: [])
+        let responder = loop.server.responder
+        let loop = self.loop
+        handlerTask = Task(executorPreference: loop) {
+            let refusal = await responder.admit(request)
+            loop.run { [self] in admitted(head, refusal: refusal) }
+        }
+    }
+
+    private func admitted(_ head: RequestHead, refusal: Response?) {
+        admitting = false
+        handlerTask = nil
+        guard let bev else { return }
+        if var refusal {
+            refusal.headers.set("Connection", "close")
+            return sendFinal(refusal, request: makeRequest(head, body: []))
+        }
+        guard let open = loop.server.configuration.bodySinks, let sink = try? open(head) else {
+            return sendError(Self.storageFailure)
+        }
+        bodySink = sink
+        bufferevent_enable(bev, roost_ev_read())
+        processBuffered()
+    }
+
+    private func releaseUploadSlot() {
+        guard holdsUploadSlot else { return }
+        holdsUploadSlot = false
+        loop.server.uploads.release(remoteAddress)
+    }
+
+    private func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
+        Request(
+            method: HTTPMethod(rawValue: head.method), target: head.target,
+            headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
+            remoteAddress: remoteAddress)
+    }
 
     private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
-        let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
-        let received = Request(
-            method: HTTPMethod(rawValue: head.method), target: head.target, headers: headers, body: body,
-            remoteAddress: remoteAddress)
+        let received = makeRequest(head, body: body)
         let keepAlive = head.keepAlive
         let responder = loop.server.responder
         let loop = self.loop
         let storageFailure = loop.server.configuration.errorBody(Self.storageFailure)
-        Task(executorPreference: loop) {
+        handlerTask = Task(executorPreference: loop) {
             var request = received
             let response: Response
             do {
@@ -176,16 +256,14 @@ final class Connection: @unchecked Sendable {
             // A handler that kept the body moved its file away; any other leaves it to remove.
             if let streamed = request.streamedBody { unlink(streamed.path) }
             let handled = request
-            if loop.inLoopThread {
-                self.finish(handled, response, keepAlive: keepAlive, started: started)
-            } else {
-                loop.execute { [self] in finish(handled, response, keepAlive: keepAlive, started: started) }
-            }
+            loop.run { [self] in finish(handled, response, keepAlive: keepAlive, started: started) }
         }
     }
 
     private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
         handling = false
+        handlerTask = nil
+        // The client went away while the handler ran; its answer has nowhere to go.
         guard bev != nil else { return }
         let keepOpen =
             keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
@@ -207,9 +285,20 @@ final class Connection: @unchecked Sendable {
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
             loop: loop.index)
-        if keepOpen {
+        // `write` closes the connection when the socket failed.
+        guard let bev else { return }
+        if keepOpen && !closeAfterWrite {
             waitingSince = DispatchTime.now().uptimeNanoseconds
             firstByteAt = parser.isIdle ? nil : waitingSince
+            if let output = bufferevent_get_output(bev),
+                evbuffer_get_length(output) > loop.server.configuration.maxUnsentBytes
+            {
+                // Resumed by `drained` once the output is down to half the bound.
+                waitingForDrain = true
+                bufferevent_setwatermark(bev, roost_ev_write(), loop.server.configuration.maxUnsentBytes / 2, 0)
+                bufferevent_disable(bev, roost_ev_read())
+                return
+            }
             if readingPaused {
                 readingPaused = false
                 bufferevent_enable(bev, roost_ev_read())
@@ -221,17 +310,27 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func sendError(_ error: HTTPProtocolError) {
-        guard bev != nil, !closeAfterWrite else { return }
+    private func sendError(_ error: HTTPProtocolError, retryAfter: Int? = nil) {
         var response = loop.server.configuration.errorBody(error)
         response.headers.set("Connection", "close")
+        if let retryAfter { response.headers.set("Retry-After", String(retryAfter)) }
+        sendFinal(
+            response, request: Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress))
+    }
+
+    /// Answers and closes without reading further: a body still on its way is never stored.
+    private func sendFinal(_ response: Response, request: Request) {
+        guard bev != nil, !closeAfterWrite else { return }
+        bodySink?.discard()
+        bodySink = nil
+        releaseUploadSlot()
         let bytes = serialize(response, omitBody: false, keepAlive: false)
         write(bytes)
         closeAfterWrite = true
         lingerAfterWrite = true
-        bufferevent_disable(bev, roost_ev_read())
+        // `write` closes the connection when the socket failed.
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
         drainedIfFlushed()
-        let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
@@ -286,6 +385,14 @@ final class Connection: @unchecked Sendable {
     private var lingerAfterWrite = false
 
     private func drained() {
+        if waitingForDrain, let bev {
+            waitingForDrain = false
+            bufferevent_setwatermark(bev, roost_ev_write(), 0, 0)
+            readingPaused = false
+            bufferevent_enable(bev, roost_ev_read())
+            processBuffered()
+            return
+        }
         guard closeAfterWrite, let bev else { return }
         guard lingerAfterWrite, lingerUntil == nil else {
             if lingerUntil == nil { close() }
@@ -302,7 +409,10 @@ final class Connection: @unchecked Sendable {
             return
         }
         if events & roost_bev_event_eof() != 0, handling, let bev {
+            // Either a half-close (the answer is still owed and sent if the handler gives one)
+            // or a client gone: as Go's server does, the handler is told to stop.
             peerClosed = true
+            handlerTask?.cancel()
             bufferevent_disable(bev, roost_ev_read())
             return
         }

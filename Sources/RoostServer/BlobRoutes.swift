@@ -24,6 +24,14 @@ struct BlobRoutes: Sendable {
         return ObjectRoutes.objectResponse(object, status: 200)
     }
 
+    /// Runs when an upload's head arrives: who sends it, whether they may update the object and
+    /// whether it exists are decided before `100 Continue` and before a byte is written.
+    func admitUpload(_ request: Request, _ principal: Principal?) async throws {
+        try await service.checkUpload(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            member: request.parameters["member"]!, ifMatch: request.headers["If-Match"], caller: principal)
+    }
+
     func download(_ request: Request, _ principal: Principal?) async throws -> Response {
         let blob = try await service.blob(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,

@@ -24,9 +24,10 @@ struct ObjectRoutes: Sendable {
         router.onWrite(.put, "/ff/resources/:collection/:guid/ffACL") { try await setACL($0, $1) }
         router.onWrite(.delete, "/ff/resources/:collection/:guid/ffACL") { try await removeACL($0, $1) }
         // Any other member is a blob, whose bytes stream to disk as they arrive.
-        router.onWrite(.put, "/ff/resources/:collection/:guid/:member", streamingBody: true) {
-            try await blobs.upload($0, $1)
-        }
+        router.onWrite(
+            .put, "/ff/resources/:collection/:guid/:member", streamingBody: true,
+            admit: { try await blobs.admitUpload($0, $1) }
+        ) { try await blobs.upload($0, $1) }
         router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { try await blobs.delete($0, $1) }
     }
 
