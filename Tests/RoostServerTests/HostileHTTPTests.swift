@@ -129,20 +129,21 @@ struct HostileHTTPTests {
 
     @Test("an upload trickling below the minimum rate is cut off with 408 and its file removed")
     func slowUpload() async throws {
-        let (server, directory, object) = try await start(["--read-timeout", "1", "--min-upload-rate", "100000"])
+        let (server, directory, object) = try await start(["--read-timeout", "2", "--min-upload-rate", "100000"])
         let port = server.port
-        let response = try await offCooperativePool { () throws -> TestResponse in
-            let connection = try RawConnection(port: port, timeout: 20)
+        let response = try await offCooperativePool { () throws -> TestResponse? in
+            let connection = try RawConnection(port: port, timeout: 0.5)
             connection.send("PUT \(object)/slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
-            // One byte a second: each resets a per-read timeout, but not the rate.
-            for _ in 0..<3 {
+            // A byte every half second resets a per-read timeout forever, but falls below the rate.
+            for _ in 0..<20 {
                 connection.send("x")
-                Thread.sleep(forTimeInterval: 1)
+                if let response = try? connection.readResponse() { return response }
             }
-            return try connection.readResponse()
+            return nil
         }
-        #expect(response.status == 408)
-        #expect(response.json["code"] as? String == "request_timeout")
+        let answer = try #require(response)
+        #expect(answer.status == 408)
+        #expect(answer.json["code"] as? String == "request_timeout")
         #expect(await eventually { temporaryFiles(directory).isEmpty })
         try await server.stop(signal: SIGTERM)
     }
