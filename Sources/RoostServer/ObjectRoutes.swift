@@ -248,7 +248,12 @@ struct ObjectRoutes: Sendable {
 
     static func integerParameter(_ request: Request, _ name: String, default value: Int) throws -> Int {
         guard let text = request.queryParameter(name) else { return value }
-        guard let number = Int(text) else {
+        // Digits with an optional '-' (the services judge the range), never '+', spaces or more
+        // digits than any sane value has.
+        let digits = text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+            let number = Int(text)
+        else {
             throw RoostError.invalidParameter(
                 name, "\(name) must be a whole number, not '\(text.prefix(40))'.")
         }

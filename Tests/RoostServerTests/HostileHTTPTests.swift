@@ -69,6 +69,16 @@ struct HostileHTTPTests {
             #expect(refused.status == 416, "\(header)")
             #expect(refused.json["code"] as? String == "range_not_satisfiable")
         }
+        // Query numbers are digits, with a '-' the services then refuse, and never overflow.
+        for query in [
+            "count=%2B5", "count=+5", "count=%205", "start=99999999999999999999", "start=-9223372036854775809",
+            "count=0x10", "depthRef=%2B1",
+        ] {
+            let refused = try await client.send("GET", "/ff/resources/A?\(query)")
+            #expect(refused.status == 400, "\(query)")
+            #expect(refused.json["code"] as? String == "invalid_parameter")
+        }
+        #expect(try await client.send("GET", "/ff/resources/A?count=5&start=0").status == 200)
         #expect(try await client.send("GET", "/health").status == 200)
         #expect(server.process.isRunning)
         try await server.stop(signal: SIGTERM)
