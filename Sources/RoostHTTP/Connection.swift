@@ -14,10 +14,10 @@ import Glibc
 // come back through `loop.execute`.
 final class Connection: @unchecked Sendable {
     // Strong: the loop drops the connection on close, which breaks the cycle.
-    private let loop: EventLoop
-    private var bev: OpaquePointer?
+    let loop: EventLoop
+    var bev: OpaquePointer?
     private var parser: RequestParser
-    private let remoteAddress: String
+    let remoteAddress: String
     private var handling = false
     /// The client half-closed while its request was being handled: answer, then close.
     private var peerClosed = false
@@ -30,19 +30,19 @@ final class Connection: @unchecked Sendable {
     /// closes or this time passes, so the client reads the reply instead of a reset.
     private var lingerUntil: UInt64?
     /// Where the body of the request being received goes, when its route streams bodies.
-    private var bodySink: (any RequestBodySink)?
+    var bodySink: (any RequestBodySink)?
     /// The sink is backed up: reading and parsing wait until it catches up.
-    private var waitingForSink = false
+    var waitingForSink = false
     /// The task running the current handler or admission check; cancelled when the client goes.
-    private var handlerTask: Task<Void, Never>?
+    var handlerTask: Task<Void, Never>?
     /// A streamed request's head is being checked: nothing is read until it is admitted.
-    private var admitting = false
+    var admitting = false
     /// The client does not read its answers: reading and handling wait for the output to drain.
     private var waitingForDrain = false
     /// This connection receives an upload, counted in the server's ``UploadSlots``.
-    private var holdsUploadSlot = false
-    private var streamStartedAt: UInt64 = 0
-    private var streamBytes = 0
+    var holdsUploadSlot = false
+    var streamStartedAt: UInt64 = 0
+    var streamBytes = 0
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -91,19 +91,13 @@ final class Connection: @unchecked Sendable {
         }
         guard bev != nil, !handling, !closeAfterWrite, !admitting, !waitingForDrain else { return }
         let configuration = loop.server.configuration
-        if bodySink != nil, !waitingForSink {
-            // Each second past the read timeout must have brought `minimumUploadRate` bytes.
-            let allowed =
-                UInt64(configuration.readTimeout) * 1_000_000_000 + UInt64(streamBytes) * 1_000_000_000
-                / UInt64(max(1, configuration.minimumUploadRate))
-            if now - streamStartedAt > allowed {
-                return sendError(
-                    HTTPProtocolError(
-                        status: 408, code: "request_timeout",
-                        message:
-                            "The upload arrived slower than \(configuration.minimumUploadRate) bytes per second; send it again."
-                    ))
-            }
+        if uploadTooSlow(now: now, configuration: configuration) {
+            return sendError(
+                HTTPProtocolError(
+                    status: 408, code: "request_timeout",
+                    message:
+                        "The upload arrived slower than \(configuration.minimumUploadRate) bytes per second; send it again."
+                ))
         }
         if let firstByteAt {
             if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
@@ -139,7 +133,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func processBuffered() {
+    func processBuffered() {
         guard bev != nil, !handling, !closeAfterWrite, !waitingForSink, !admitting, !waitingForDrain else {
             return
         }
@@ -156,7 +150,8 @@ final class Connection: @unchecked Sendable {
                 let configuration = loop.server.configuration
                 guard
                     loop.server.uploads.acquire(
-                        remoteAddress, total: configuration.maxUploads, perClient: configuration.maxUploadsPerClient)
+                        remoteAddress, total: configuration.maxUploads,
+                        perClient: configuration.maxUploadsPerClient)
                 else { return sendError(Self.uploadsBusy, retryAfter: 5) }
                 holdsUploadSlot = true
                 streamStartedAt = DispatchTime.now().uptimeNanoseconds
@@ -187,54 +182,8 @@ final class Connection: @unchecked Sendable {
         processBuffered()
     }
 
-    private static let storageFailure = HTTPProtocolError(
+    static let storageFailure = HTTPProtocolError(
         status: 500, code: "internal", message: "The request body could not be stored; try again later.")
-    private static let uploadsBusy = HTTPProtocolError(
-        status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
-
-    /// Asks the responder whether a streamed request may proceed, reading nothing meanwhile: no
-    /// `100 Continue` and no byte of the body before it is allowed.
-    private func admit(_ head: RequestHead) {
-        admitting = true
-        if let bev { bufferevent_disable(bev, roost_ev_read()) }
-        let request = makeRequest(head, body: [])
-        let responder = loop.server.responder
-        let loop = self.loop
-        handlerTask = Task(executorPreference: loop) {
-            let refusal = await responder.admit(request)
-            loop.run { [self] in admitted(head, refusal: refusal) }
-        }
-    }
-
-    private func admitted(_ head: RequestHead, refusal: Response?) {
-        admitting = false
-        handlerTask = nil
-        guard let bev else { return }
-        if var refusal {
-            refusal.headers.set("Connection", "close")
-            return sendFinal(refusal, request: makeRequest(head, body: []))
-        }
-        guard let open = loop.server.configuration.bodySinks, let sink = try? open(head) else {
-            return sendError(Self.storageFailure)
-        }
-        bodySink = sink
-        bufferevent_enable(bev, roost_ev_read())
-        processBuffered()
-    }
-
-    private func releaseUploadSlot() {
-        guard holdsUploadSlot else { return }
-        holdsUploadSlot = false
-        loop.server.uploads.release(remoteAddress)
-    }
-
-    private func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
-        Request(
-            method: HTTPMethod(rawValue: head.method), target: head.target,
-            headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
-            remoteAddress: remoteAddress)
-    }
-
     private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
@@ -295,7 +244,8 @@ final class Connection: @unchecked Sendable {
             {
                 // Resumed by `drained` once the output is down to half the bound.
                 waitingForDrain = true
-                bufferevent_setwatermark(bev, roost_ev_write(), loop.server.configuration.maxUnsentBytes / 2, 0)
+                bufferevent_setwatermark(
+                    bev, roost_ev_write(), loop.server.configuration.maxUnsentBytes / 2, 0)
                 bufferevent_disable(bev, roost_ev_read())
                 return
             }
@@ -310,16 +260,17 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func sendError(_ error: HTTPProtocolError, retryAfter: Int? = nil) {
+    func sendError(_ error: HTTPProtocolError, retryAfter: Int? = nil) {
         var response = loop.server.configuration.errorBody(error)
         response.headers.set("Connection", "close")
         if let retryAfter { response.headers.set("Retry-After", String(retryAfter)) }
         sendFinal(
-            response, request: Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress))
+            response,
+            request: Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress))
     }
 
     /// Answers and closes without reading further: a body still on its way is never stored.
-    private func sendFinal(_ response: Response, request: Request) {
+    func sendFinal(_ response: Response, request: Request) {
         guard bev != nil, !closeAfterWrite else { return }
         bodySink?.discard()
         bodySink = nil

@@ -61,7 +61,8 @@ public struct Router: Responder {
     public func admit(_ request: Request) async -> Response? {
         var request = request
         let path = request.path.split(separator: "/", omittingEmptySubsequences: true)
-        guard let chosen = match(request.method, path).forMethod?.route, let admission = chosen.admission else {
+        guard let chosen = match(request.method, path).forMethod?.route, let admission = chosen.admission
+        else {
             return nil
         }
         guard let parameters = Self.parameters(chosen.segments, path, in: request.path) else {

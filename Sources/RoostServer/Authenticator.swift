@@ -53,7 +53,8 @@ struct APIRouter {
                 try await admit(request, principal)
             }
         }
-        router.on(method, pattern, streamingBody: streamingBody, admit: admission) { [authenticator] request in
+        router.on(method, pattern, streamingBody: streamingBody, admit: admission) {
+            [authenticator] request in
             try await handler(request, try await authenticator.principal(for: request))
         }
     }
@@ -64,7 +65,8 @@ struct APIRouter {
         admit: (@Sendable (Request, Principal?) async throws -> Void)? = nil,
         _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
     ) {
-        on(method, pattern, streamingBody: streamingBody, admit: admit) { [idempotentWrites] request, principal in
+        on(method, pattern, streamingBody: streamingBody, admit: admit) {
+            [idempotentWrites] request, principal in
             try await idempotentWrites.respond(to: request, principal: principal, handler)
         }
     }

@@ -19,7 +19,10 @@ public final class RoostProcess: Sendable {
         let output = try ChildProcess.makePipe()
         do {
             let command =
-                [try Self.binaryPath(), "serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"]
+                [
+                    try Self.binaryPath(), "serve", "--port", "0", "--data-dir", dataDirectory,
+                    "--access-log", "off",
+                ]
                 + arguments
             let whole = launcher + command
             process = try ChildProcess(whole[0], Array(whole.dropFirst()), output: output.write, error: log)

@@ -91,7 +91,8 @@ struct ServeOption: Sendable {
         },
         ServeOption(
             flag: "--min-upload-rate", variable: "ROOST_MIN_UPLOAD_RATE", valueName: "BYTES",
-            help: "bytes per second an upload must average after --read-timeout; slower get 408 (default 1024)"
+            help:
+                "bytes per second an upload must average after --read-timeout; slower get 408 (default 1024)"
         ) {
             $0.minimumUploadRate = try integer($1, flag: "--min-upload-rate", range: 1...1_000_000_000)
         },

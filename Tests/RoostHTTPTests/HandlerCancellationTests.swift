@@ -71,7 +71,8 @@ struct HandlerCancellationTests {
         let port = server.port
         let refused = try await offCooperativePool {
             let connection = try RawConnection(port: port)
-            connection.send("PUT /upload/other HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            connection.send(
+                "PUT /upload/other HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
             return try connection.readResponse()
         }
         #expect(refused.status == 403)

@@ -25,7 +25,8 @@ struct HostileHTTPTests {
     func kilobytes(_ field: String, of pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-            let value = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+            let value = Int(
+                line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { throw TestClientError(description: "no \(field) in /proc/\(pid)/status") }
         return value
     }
@@ -45,11 +46,13 @@ struct HostileHTTPTests {
         let port = server.port
         let chunked = "Host: x\r\nTransfer-Encoding: chunked\r\n\r\n"
         for size in ["-1", "+5", "-0", " 5", "5\n", "FFFFFFFFFFFFFFFFF"] {
-            let health = try await exchange(port, "GET /health HTTP/1.1\r\n" + chunked + size + "\r\nhello\r\n")
+            let health = try await exchange(
+                port, "GET /health HTTP/1.1\r\n" + chunked + size + "\r\nhello\r\n")
             #expect(health.status == 400, "\(size.debugDescription)")
             #expect(health.json["code"] as? String == "invalid_request")
             let upload = try await exchange(
-                port, "PUT \(object)/file HTTP/1.1\r\n" + chunked + "5\r\nhello\r\n" + size + "\r\nmore bytes\r\n")
+                port,
+                "PUT \(object)/file HTTP/1.1\r\n" + chunked + "5\r\nhello\r\n" + size + "\r\nmore bytes\r\n")
             #expect(upload.status == 400, "\(size.debugDescription)")
             #expect(upload.json["code"] as? String == "invalid_request")
         }
@@ -58,7 +61,9 @@ struct HostileHTTPTests {
         let client = TestHTTPClient(port: port)
         let bytes = Array("0123456789".utf8)
         #expect(try await client.send("PUT", "\(object)/file", body: bytes).status == 200)
-        for header in ["bytes=0-9223372036854775807", "bytes=0-99999999999999999999999", "bytes=-9223372036854775807"] {
+        for header in [
+            "bytes=0-9223372036854775807", "bytes=0-99999999999999999999999", "bytes=-9223372036854775807",
+        ] {
             let part = try await client.send("GET", "\(object)/file", headers: [("Range", header)])
             #expect(part.status == 206, "\(header)")
             #expect(part.body == bytes)
@@ -71,7 +76,8 @@ struct HostileHTTPTests {
         }
         // Query numbers are digits, with a '-' the services then refuse, and never overflow.
         for query in [
-            "count=%2B5", "count=+5", "count=%205", "start=99999999999999999999", "start=-9223372036854775809",
+            "count=%2B5", "count=+5", "count=%205", "start=99999999999999999999",
+            "start=-9223372036854775809",
             "count=0x10", "depthRef=%2B1",
         ] {
             let refused = try await client.send("GET", "/ff/resources/A?\(query)")
@@ -121,9 +127,11 @@ struct HostileHTTPTests {
         let (server, directory, object) = try await start(["--max-uploads-per-client", "1"])
         let port = server.port
         let first = try RawConnection(port: port)
-        first.send("PUT \(object)/one HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
+        first.send(
+            "PUT \(object)/one HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
         #expect(try await first.response(head: true).status == 100)
-        let second = try await exchange(port, "PUT \(object)/two HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+        let second = try await exchange(
+            port, "PUT \(object)/two HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
         #expect(second.status == 503)
         #expect(second.json["code"] as? String == "server_busy")
         #expect(second.header("Retry-After") == "5")
@@ -139,7 +147,9 @@ struct HostileHTTPTests {
 
     @Test("an upload trickling below the minimum rate is cut off with 408 and its file removed")
     func slowUpload() async throws {
-        let (server, directory, object) = try await start(["--read-timeout", "2", "--min-upload-rate", "100000"])
+        let (server, directory, object) = try await start([
+            "--read-timeout", "2", "--min-upload-rate", "100000",
+        ])
         let port = server.port
         let response = try await offCooperativePool { () throws -> TestResponse? in
             let connection = try RawConnection(port: port, timeout: 0.5)
@@ -165,7 +175,9 @@ struct HostileHTTPTests {
         let client = TestHTTPClient(port: port)
         let payload = String(repeating: "p", count: 2000)
         for _ in 0..<200 {
-            #expect(try await client.send("POST", "/ff/resources/Big", json: #"{"p":"\#(payload)"}"#).status == 201)
+            #expect(
+                try await client.send("POST", "/ff/resources/Big", json: #"{"p":"\#(payload)"}"#).status
+                    == 201)
         }
         let page = try await client.send("GET", "/ff/resources/Big?count=1000")
         #expect(page.status == 200)
@@ -180,7 +192,9 @@ struct HostileHTTPTests {
         // Give the server time to answer them all if nothing held it back (unbounded: 250 MiB).
         try await Task.sleep(for: .seconds(4))
         let peak = try kilobytes("VmHWM", of: pid)
-        print("pipelining: \(requests) pages of \(pageBytes) bytes unread, RSS \(before) kB before, peak \(peak) kB")
+        print(
+            "pipelining: \(requests) pages of \(pageBytes) bytes unread, RSS \(before) kB before, peak \(peak) kB"
+        )
         #expect(peak - before < 48 * 1024)
         // Every answer still arrives, in order, once the client reads.
         let received = try await offCooperativePool { () throws -> Int in
@@ -207,7 +221,8 @@ struct HostileHTTPTests {
         #expect(refused.json["code"] as? String == "server_busy")
         #expect(refused.header("Retry-After") == "1")
         open.removeAll()
-        #expect(await eventually { (try? await TestHTTPClient(port: port).send("GET", "/health").status) == 200 })
+        #expect(
+            await eventually { (try? await TestHTTPClient(port: port).send("GET", "/health").status) == 200 })
         try await server.stop(signal: SIGTERM)
     }
 
@@ -221,7 +236,8 @@ struct HostileHTTPTests {
         try await Task.sleep(for: .seconds(2))
         #expect(server.process.isRunning)
         sockets.removeAll()
-        #expect(await eventually { (try? await TestHTTPClient(port: port).send("GET", "/health").status) == 200 })
+        #expect(
+            await eventually { (try? await TestHTTPClient(port: port).send("GET", "/health").status) == 200 })
         try await server.stop(signal: SIGTERM)
         let log = try String(contentsOfFile: directory + ".log", encoding: .utf8)
         let warnings = log.components(separatedBy: "cannot accept connections").count - 1

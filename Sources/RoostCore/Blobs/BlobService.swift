@@ -85,7 +85,8 @@ public struct BlobService: Sendable {
     ) async throws {
         try Self.validate(member: member)
         try ObjectService.validate(collection: collection)
-        guard ObjectService.isValidGuid(guid), let current = try await objects.store.object(in: collection, guid: guid)
+        guard ObjectService.isValidGuid(guid),
+            let current = try await objects.store.object(in: collection, guid: guid)
         else { throw RoostError.notFound(collection: collection, guid: guid) }
         try objects.access(caller).checkWrite(.update, current, body: nil)
         try ObjectService.check(ifMatch: ifMatch, version: current.version)
