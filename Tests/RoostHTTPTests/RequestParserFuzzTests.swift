@@ -22,6 +22,24 @@ struct RequestParserFuzzTests {
         return limits
     }
 
+    /// How the inputs ended, so a run shows it reached past the head.
+    struct Tally {
+        var requests = 0
+        var streamed = 0
+        var failures: [Int: Int] = [:]
+
+        mutating func add(_ other: Tally) {
+            requests += other.requests
+            streamed += other.streamed
+            failures.merge(other.failures, uniquingKeysWith: +)
+        }
+
+        var summary: String {
+            let statuses = failures.keys.sorted().map { "\($0): \(failures[$0]!)" }.joined(separator: ", ")
+            return "\(requests) requests (\(streamed) streamed), failures by status [\(statuses)]"
+        }
+    }
+
     /// What a parse came to, independent of how the bytes were split.
     struct Outcome: Equatable {
         /// A hash of each request's method, target, header count and body.
@@ -37,50 +55,57 @@ struct RequestParserFuzzTests {
         // suite's other tests.
         let started = ContinuousClock.now
         let results = await withCheckedContinuation { continuation in
-            let collected = Mutex<(inputs: Int, problems: [String], finished: Int)>((0, [], 0))
+            let collected = Mutex<(inputs: Int, problems: [String], tally: Tally, finished: Int)>(
+                (0, [], Tally(), 0))
             for worker in 0..<workers {
                 Thread {
-                    let (inputs, problems) = Self.fuzz(worker: worker, share: share)
-                    let all = collected.withLock { state -> (Int, [String])? in
+                    let (inputs, problems, tally) = Self.fuzz(worker: worker, share: share)
+                    let all = collected.withLock { state -> (Int, [String], Tally)? in
                         state.inputs += inputs
                         state.problems += problems
+                        state.tally.add(tally)
                         state.finished += 1
-                        return state.finished == workers ? (state.inputs, state.problems) : nil
+                        return state.finished == workers ? (state.inputs, state.problems, state.tally) : nil
                     }
                     if let all { continuation.resume(returning: all) }
                 }.start()
             }
         }
         print(
-            "request parser fuzzer: \(results.0) inputs, seed \(Self.seed), \(ContinuousClock.now - started)")
+            "request parser fuzzer: \(results.0) inputs, seed \(Self.seed), \(ContinuousClock.now - started): \(results.2.summary)"
+        )
         #expect(results.0 >= Self.count)
         #expect(results.1.isEmpty, "\(results.1.prefix(5))")
     }
 
     /// One worker's share of the inputs, from its own seed.
-    static func fuzz(worker: Int, share: Int) -> (Int, [String]) {
+    static func fuzz(worker: Int, share: Int) -> (Int, [String], Tally) {
         var generator = FuzzRequestGenerator(seed: seed &+ UInt64(worker) &* 0x9E37_79B9)
         var problems: [String] = []
+        var tally = Tally()
+        var ignored = Tally()
         let inputs = max(0, min(share, count - worker * share))
         for index in 0..<inputs {
             let input = generator.input()
-            let pieces = run(input, generator: &generator, problems: &problems)
+            let pieces = run(input, generator: &generator, problems: &problems, tally: &tally)
             // Every eighth input again in one piece: the split must not change the result.
             if index % 8 == 0 {
                 var whole = generator
-                if run(input, wholeInOne: true, generator: &whole, problems: &problems) != pieces {
+                if run(input, wholeInOne: true, generator: &whole, problems: &problems, tally: &ignored)
+                    != pieces
+                {
                     problems.append("split changed the outcome of \(show(input))")
                 }
             }
             if problems.count > 5 { break }
         }
-        return (inputs, problems)
+        return (inputs, problems, tally)
     }
 
     /// Parses one input and checks every event; returns what it came to.
     static func run(
         _ input: [UInt8], wholeInOne: Bool = false, generator: inout FuzzRequestGenerator,
-        problems: inout [String]
+        problems: inout [String], tally: inout Tally
     ) -> Outcome {
         var parser = RequestParser(limits: limits)
         var outcome = Outcome()
@@ -110,6 +135,7 @@ struct RequestParserFuzzTests {
                         problems.append("failure \(error) for \(show(input))")
                     }
                     outcome.failed = true
+                    tally.failures[error.status, default: 0] += 1
                     return outcome
                 case .streamStart(let head):
                     if streamed != nil { problems.append("nested stream for \(show(input))") }
@@ -139,6 +165,8 @@ struct RequestParserFuzzTests {
                     hasher.combine(head.headers.count)
                     hasher.combine(whole)
                     outcome.requests.append(hasher.finalize())
+                    tally.requests += 1
+                    if streamed != nil { tally.streamed += 1 }
                     streamed = nil
                     continue
                 }

@@ -51,6 +51,27 @@ struct StrictFramingTests {
         }
     }
 
+    @Test("on a streamed body a bad chunk size fails at once: no waiting, no bytes kept after it")
+    func streamedBadChunk() {
+        var limits = RequestLimits()
+        limits.streamedBodyLimit = { _ in 1 << 30 }
+        var parser = RequestParser(limits: limits)
+        parser.append(Array((Self.chunkedHead + "5\r\nhello\r\n-1\r\n").utf8))
+        guard case .streamStart = parser.next(), case .bodyPart(let part) = parser.next() else {
+            Issue.record("expected the stream to start with its first chunk")
+            return
+        }
+        #expect(Array(part) == Array("hello".utf8))
+        guard case .failure(let error) = parser.next() else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.code == "invalid_request")
+        // What follows is never taken as body.
+        parser.append([UInt8](repeating: 65, count: 4096))
+        #expect(parser.next() == .needMore(sendContinue: false))
+    }
+
     @Test("the chunk size of the report (-1) is refused on a buffered body without trapping")
     func negativeChunkSize() {
         let event = Self.outcome(

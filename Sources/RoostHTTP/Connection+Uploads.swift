@@ -1,0 +1,62 @@
+import CLibEvent
+import Dispatch
+
+// Streamed bodies (uploads): admitted by the responder at their head, counted in the server's
+// upload slots, and held to a minimum rate.
+extension Connection {
+    static let uploadsBusy = HTTPProtocolError(
+        status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
+
+    /// Asks the responder whether a streamed request may proceed, reading nothing meanwhile: no
+    /// `100 Continue` and no byte of the body before it is allowed.
+    func admit(_ head: RequestHead) {
+        admitting = true
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
+        let request = makeRequest(head, body: [])
+        let responder = loop.server.responder
+        let loop = self.loop
+        handlerTask = Task(executorPreference: loop) {
+            let refusal = await responder.admit(request)
+            loop.run { [self] in admitted(head, refusal: refusal) }
+        }
+    }
+
+    func admitted(_ head: RequestHead, refusal: Response?) {
+        admitting = false
+        handlerTask = nil
+        guard let bev else { return }
+        if var refusal {
+            refusal.headers.set("Connection", "close")
+            return sendFinal(refusal, request: makeRequest(head, body: []))
+        }
+        guard let open = loop.server.configuration.bodySinks, let sink = try? open(head) else {
+            return sendError(Self.storageFailure)
+        }
+        bodySink = sink
+        bufferevent_enable(bev, roost_ev_read())
+        processBuffered()
+    }
+
+    func releaseUploadSlot() {
+        guard holdsUploadSlot else { return }
+        holdsUploadSlot = false
+        loop.server.uploads.release(remoteAddress)
+    }
+
+    func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
+        Request(
+            method: HTTPMethod(rawValue: head.method), target: head.target,
+            headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
+            remoteAddress: remoteAddress)
+    }
+
+    /// Whether the streamed body in progress fell below the minimum rate: after `readTimeout`
+    /// seconds, each further second must have brought `minimumUploadRate` bytes.
+    func uploadTooSlow(now: UInt64, configuration: HTTPServer.Configuration) -> Bool {
+        guard bodySink != nil, !waitingForSink else { return false }
+        let allowed =
+            UInt64(configuration.readTimeout) * 1_000_000_000 + UInt64(streamBytes) * 1_000_000_000
+            / UInt64(max(1, configuration.minimumUploadRate))
+        return now - streamStartedAt > allowed
+    }
+}
