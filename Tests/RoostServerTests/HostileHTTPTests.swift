@@ -2,8 +2,9 @@ import Foundation
 import RoostTestSupport
 import Testing
 
-/// Issue 12's findings as an attacker with a socket would try them, against the real binary.
-@Suite("Hostile clients against the real binary", .serialized)
+/// Issue 12's findings as an attacker with a socket would try them, against the real binary
+/// (and, where it needs accounts, an in-process server).
+@Suite("Hostile HTTP clients", .serialized)
 struct HostileHTTPTests {
     /// A server with open rules and an object to upload to; returns its data folder and object path.
     func start(_ arguments: [String] = [], launcher: [String] = []) async throws -> (
@@ -120,6 +121,53 @@ struct HostileHTTPTests {
         // An object that exists but that an anonymous caller may not update: 401 at the head.
         #expect(try await TestHTTPClient(port: port).send("GET", "/health").status == 200)
         try await server.stop(signal: SIGTERM)
+    }
+
+    @Test("an upload's head is judged like its write: 401, 403, 412 before 100 Continue; the owner gets it")
+    func uploadRightsAtTheHead() async throws {
+        let server = try await makeAccountServer()
+        let client = server.client
+        _ = try await client.register("alice")
+        _ = try await client.register("bob")
+        let alice = try await client.login("alice")
+        let bob = try await client.login("bob")
+        let created = try await client.send(
+            "POST", "/ff/resources/Photo", json: "{}", headers: [("Authorization", "Bearer \(alice)")])
+        let guid = try #require(created.json["guid"] as? String)
+        let path = "/ff/resources/Photo/\(guid)/image"
+        let port = server.port
+        func head(_ extra: String) async throws -> TestResponse {
+            try await offCooperativePool {
+                let connection = try RawConnection(port: port)
+                connection.send(
+                    "PUT \(path) HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\(extra)\r\n"
+                )
+                return try connection.readResponse()
+            }
+        }
+        let anonymous = try await head("")
+        #expect(anonymous.status == 401)
+        #expect(anonymous.json["code"] as? String == "login_required")
+        let stranger = try await head("Authorization: Bearer \(bob)\r\n")
+        #expect(stranger.status == 403)
+        #expect(stranger.json["code"] as? String == "forbidden")
+        let badToken = try await head("Authorization: Bearer nope\r\n")
+        #expect(badToken.status == 401)
+        #expect(badToken.json["code"] as? String == "invalid_token")
+        let stale = try await head("Authorization: Bearer \(alice)\r\nIf-Match: \"7\"\r\n")
+        #expect(stale.status == 412)
+        #expect(stale.json["code"] as? String == "version_mismatch")
+        let badMember = try await offCooperativePool {
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "PUT /ff/resources/Photo/\(guid)/9bad HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nAuthorization: Bearer \(alice)\r\nContent-Length: 5\r\n\r\n"
+            )
+            return try connection.readResponse()
+        }
+        #expect(badMember.status == 400)
+        let owner = try await head("Authorization: Bearer \(alice)\r\n")
+        #expect(owner.status == 100)
+        await server.stop()
     }
 
     @Test("uploads in flight are capped per client with 503 server_busy and Retry-After")
