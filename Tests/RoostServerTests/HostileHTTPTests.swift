@@ -170,9 +170,13 @@ struct HostileHTTPTests {
         await server.stop()
     }
 
-    @Test("uploads in flight are capped per client with 503 server_busy and Retry-After")
-    func uploadSlots() async throws {
-        let (server, directory, object) = try await start(["--max-uploads-per-client", "1"])
+    @Test(
+        "uploads in flight are capped per client and in all, with 503 server_busy and Retry-After",
+        arguments: [
+            ["--max-uploads-per-client", "1"], ["--max-uploads", "1", "--max-uploads-per-client", "8"],
+        ])
+    func uploadSlots(flags: [String]) async throws {
+        let (server, directory, object) = try await start(flags)
         let port = server.port
         let first = try RawConnection(port: port)
         first.send(
