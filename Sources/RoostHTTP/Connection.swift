@@ -184,6 +184,7 @@ final class Connection: @unchecked Sendable {
 
     static let storageFailure = HTTPProtocolError(
         status: 500, code: "internal", message: "The request body could not be stored; try again later.")
+
     private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
