@@ -226,7 +226,7 @@ public struct RequestParser: Sendable {
             case .chunkDataEnd(let head):
                 guard buffer.count - position >= 2 else { return needMore() }
                 guard buffer[position] == 13, buffer[position + 1] == 10 else {
-                    return fail(400, "invalid_chunk", "A chunk is longer than its declared size.")
+                    return fail(Self.invalid("A chunk is longer than its declared size."))
                 }
                 position += 2
                 state = .chunkSize(head)
