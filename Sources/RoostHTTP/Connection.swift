@@ -43,6 +43,8 @@ final class Connection: @unchecked Sendable {
     var holdsUploadSlot = false
     var streamStartedAt: UInt64 = 0
     var streamBytes = 0
+    /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
+    private var chargedBytes = 0
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -74,6 +76,7 @@ final class Connection: @unchecked Sendable {
         bodySink?.discard()
         bodySink = nil
         releaseUploadSlot()
+        releaseHeldBytes()
         // A handler still running works for nobody now.
         handlerTask?.cancel()
         handlerTask = nil
@@ -125,12 +128,35 @@ final class Connection: @unchecked Sendable {
             parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
         }
         evbuffer_drain(input, length)
+        guard chargeHeldBytes() else { return sendError(Self.memoryBusy, retryAfter: 1) }
         if !handling && !waitingForDrain {
             processBuffered()
+            chargeHeldBytes()
         } else if parser.bufferedByteCount > Self.pipelineBufferLimit {
             readingPaused = true
             bufferevent_disable(bev, roost_ev_read())
         }
+    }
+
+    private static let memoryBusy = HTTPProtocolError(
+        status: 503, code: "server_busy",
+        message: "The server holds too many request bytes; try again shortly.")
+
+    /// Counts what the parser holds against the server-wide budget; false when it grew past it.
+    @discardableResult
+    private func chargeHeldBytes() -> Bool {
+        // A connection on its way out reads no more, and gave back what it held.
+        guard !closeAfterWrite else { return true }
+        let delta = parser.heldByteCount - chargedBytes
+        guard delta != 0 else { return true }
+        chargedBytes += delta
+        let total = loop.server.heldRequestBytes.add(delta, ordering: .relaxed).newValue
+        return delta < 0 || total <= loop.server.configuration.maxHeldRequestBytes
+    }
+
+    private func releaseHeldBytes() {
+        loop.server.heldRequestBytes.subtract(chargedBytes, ordering: .relaxed)
+        chargedBytes = 0
     }
 
     func processBuffered() {
@@ -255,6 +281,7 @@ final class Connection: @unchecked Sendable {
                 bufferevent_enable(bev, roost_ev_read())
             }
             processBuffered()
+            chargeHeldBytes()
         } else {
             closeAfterWrite = true
             drainedIfFlushed()
@@ -276,6 +303,7 @@ final class Connection: @unchecked Sendable {
         bodySink?.discard()
         bodySink = nil
         releaseUploadSlot()
+        releaseHeldBytes()
         let bytes = serialize(response, omitBody: false, keepAlive: false)
         write(bytes)
         closeAfterWrite = true

@@ -37,6 +37,9 @@ public final class HTTPServer: Sendable {
         /// Bytes per second a streamed body must average once `readTimeout` seconds have passed:
         /// 408 `request_timeout` below.
         public var minimumUploadRate = 1024
+        /// Bytes of requests (heads, buffered bodies, pipelined requests) all connections may
+        /// hold in memory together: a connection that takes more is answered 503 `server_busy`.
+        public var maxHeldRequestBytes = 256 << 20
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080,
@@ -73,6 +76,8 @@ public final class HTTPServer: Sendable {
     private let state = Mutex<State>(State())
     /// Uploads in flight, per client address and in all.
     let uploads = UploadSlots()
+    /// Bytes of requests all connections hold now (see ``Configuration/maxHeldRequestBytes``).
+    let heldRequestBytes = Atomic<Int>(0)
     /// The cap on open connections in force, set at start.
     private let connectionCap = Atomic<Int>(Int.max)
     /// When the last accept failure was logged (uptime nanoseconds), so the log gets one line, not

@@ -95,6 +95,10 @@ public struct RequestParser: Sendable {
     /// Bytes received but not yet consumed by a request.
     public var bufferedByteCount: Int { buffer.count - position }
 
+    /// Bytes the parser holds for requests: those not yet parsed and the body being collected.
+    /// (Parsed bytes linger until the next append, 64 KiB at most beyond one read.)
+    public var heldByteCount: Int { buffer.count - position + body.count }
+
     /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if position > 0 && position == buffer.count {
@@ -160,7 +164,8 @@ public struct RequestParser: Sendable {
                 case .length(let length):
                     if length > bodyLimit { return tooLarge() }
                     if length == 0 && !streaming { return finish(head) }
-                    if !streaming { body.reserveCapacity(length) }
+                    // Capacity follows the bytes that arrive, not what a client declares.
+                    if !streaming { body.reserveCapacity(min(length, 64 * 1024)) }
                     state = .fixedBody(head, remaining: length)
                 case .chunked:
                     state = .chunkSize(head)

@@ -24,6 +24,7 @@ public struct ServerConfiguration: Sendable {
     public var maxUploadsPerClient = 4
     public var minimumUploadRate = 1024
     public var maxUnsentBytes = 2 << 20
+    public var maxHeldRequestBytes = 256 << 20
     public var durability = Durability.normal
     public var accessLog = true
     /// How many live tokens a user may hold.
@@ -110,6 +111,7 @@ public final class Application: Sendable {
         httpConfiguration.maxUploadsPerClient = configuration.maxUploadsPerClient
         httpConfiguration.minimumUploadRate = configuration.minimumUploadRate
         httpConfiguration.maxUnsentBytes = configuration.maxUnsentBytes
+        httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
         server = HTTPServer(configuration: httpConfiguration, responder: router.router, metrics: metrics)
     }
 
