@@ -16,14 +16,14 @@ final class Connection: @unchecked Sendable {
     // Strong: the loop drops the connection on close, which breaks the cycle.
     let loop: EventLoop
     var bev: OpaquePointer?
-    private var parser: RequestParser
+    var parser: RequestParser
     let remoteAddress: String
     private var handling = false
     /// The client half-closed while its request was being handled: answer, then close.
     private var peerClosed = false
     private var readingPaused = false
     private static let pipelineBufferLimit = 1 << 20
-    private var closeAfterWrite = false
+    var closeAfterWrite = false
     private var waitingSince: UInt64
     private var firstByteAt: UInt64?
     /// Set after an error reply: the write side is shut and input is discarded until the client
@@ -44,7 +44,7 @@ final class Connection: @unchecked Sendable {
     var streamStartedAt: UInt64 = 0
     var streamBytes = 0
     /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
-    private var chargedBytes = 0
+    var chargedBytes = 0
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -136,27 +136,6 @@ final class Connection: @unchecked Sendable {
             readingPaused = true
             bufferevent_disable(bev, roost_ev_read())
         }
-    }
-
-    private static let memoryBusy = HTTPProtocolError(
-        status: 503, code: "server_busy",
-        message: "The server holds too many request bytes; try again shortly.")
-
-    /// Counts what the parser holds against the server-wide budget; false when it grew past it.
-    @discardableResult
-    private func chargeHeldBytes() -> Bool {
-        // A connection on its way out reads no more, and gave back what it held.
-        guard !closeAfterWrite else { return true }
-        let delta = parser.heldByteCount - chargedBytes
-        guard delta != 0 else { return true }
-        chargedBytes += delta
-        let total = loop.server.heldRequestBytes.add(delta, ordering: .relaxed).newValue
-        return delta < 0 || total <= loop.server.configuration.maxHeldRequestBytes
-    }
-
-    private func releaseHeldBytes() {
-        loop.server.heldRequestBytes.subtract(chargedBytes, ordering: .relaxed)
-        chargedBytes = 0
     }
 
     func processBuffered() {

@@ -291,10 +291,10 @@ struct HostileHTTPTests {
             return
         }
         let (server, directory, _) = try await start(
-            ["--max-connections", "100000"], launcher: ["/usr/bin/prlimit", "--nofile=96:96", "--"])
+            ["--max-connections", "100000"], launcher: ["/usr/bin/prlimit", "--nofile=128:128", "--"])
         let port = server.port
         // More sockets than the server has descriptors; the kernel completes them all in the backlog.
-        var sockets = try (0..<200).map { _ in try RawConnection(port: port) }
+        var sockets = try (0..<300).map { _ in try RawConnection(port: port) }
         try await Task.sleep(for: .seconds(2))
         #expect(server.process.isRunning)
         sockets.removeAll()

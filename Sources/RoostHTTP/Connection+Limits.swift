@@ -1,9 +1,31 @@
 import CLibEvent
 import Dispatch
 
-// Streamed bodies (uploads): admitted by the responder at their head, counted in the server's
+// The limits a connection shares with the others: request bytes held in memory, and streamed
+// bodies (uploads), which are admitted by the responder at their head, counted in the server's
 // upload slots, and held to a minimum rate.
 extension Connection {
+    static let memoryBusy = HTTPProtocolError(
+        status: 503, code: "server_busy",
+        message: "The server holds too many request bytes; try again shortly.")
+
+    /// Counts what the parser holds against the server-wide budget; false when it grew past it.
+    @discardableResult
+    func chargeHeldBytes() -> Bool {
+        // A connection on its way out reads no more, and gave back what it held.
+        guard !closeAfterWrite else { return true }
+        let delta = parser.heldByteCount - chargedBytes
+        guard delta != 0 else { return true }
+        chargedBytes += delta
+        let total = loop.server.heldRequestBytes.add(delta, ordering: .relaxed).newValue
+        return delta < 0 || total <= loop.server.configuration.maxHeldRequestBytes
+    }
+
+    func releaseHeldBytes() {
+        loop.server.heldRequestBytes.subtract(chargedBytes, ordering: .relaxed)
+        chargedBytes = 0
+    }
+
     static let uploadsBusy = HTTPProtocolError(
         status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
 
