@@ -9,12 +9,16 @@ extension Connection {
         status: 503, code: "server_busy",
         message: "The server holds too many request bytes; try again shortly.")
 
+    /// Bytes each connection holds without counting them: ordinary requests then never touch the
+    /// shared counter, whose cache line the loops would otherwise pass back and forth.
+    static let uncountedHeldBytes = 16 * 1024
+
     /// Counts what the parser holds against the server-wide budget; false when it grew past it.
     @discardableResult
     func chargeHeldBytes() -> Bool {
         // A connection on its way out reads no more, and gave back what it held.
         guard !closeAfterWrite else { return true }
-        let delta = parser.heldByteCount - chargedBytes
+        let delta = max(0, parser.heldByteCount - Self.uncountedHeldBytes) - chargedBytes
         guard delta != 0 else { return true }
         chargedBytes += delta
         let total = loop.server.heldRequestBytes.add(delta, ordering: .relaxed).newValue

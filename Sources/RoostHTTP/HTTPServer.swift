@@ -38,7 +38,8 @@ public final class HTTPServer: Sendable {
         /// 408 `request_timeout` below.
         public var minimumUploadRate = 1024
         /// Bytes of requests (heads, buffered bodies, pipelined requests) all connections may
-        /// hold in memory together: a connection that takes more is answered 503 `server_busy`.
+        /// hold in memory together, beyond the first 16 KiB of each: a connection that takes more
+        /// is answered 503 `server_busy`.
         public var maxHeldRequestBytes = 256 << 20
 
         public init(
