@@ -27,9 +27,12 @@ struct BlobRoutes: Sendable {
     /// Runs when an upload's head arrives: who sends it, whether they may update the object and
     /// whether it exists are decided before `100 Continue` and before a byte is written.
     func admitUpload(_ request: Request, _ principal: Principal?) async throws {
+        // A resend under an `Idempotency-Key` whose first try succeeded carries an `If-Match` that
+        // is stale by now, yet is owed the recorded answer: the write decides those.
+        let ifMatch = request.headers["Idempotency-Key"] == nil ? request.headers["If-Match"] : nil
         try await service.checkUpload(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            member: request.parameters["member"]!, ifMatch: request.headers["If-Match"], caller: principal)
+            member: request.parameters["member"]!, ifMatch: ifMatch, caller: principal)
     }
 
     func download(_ request: Request, _ principal: Principal?) async throws -> Response {

@@ -167,6 +167,16 @@ struct HostileHTTPTests {
         #expect(badMember.status == 400)
         let owner = try await head("Authorization: Bearer \(alice)\r\n")
         #expect(owner.status == 100)
+        // A resend under an Idempotency-Key whose first try went through gets its recorded answer,
+        // though its If-Match is stale by then.
+        let key = [
+            ("Authorization", "Bearer \(alice)"), ("Idempotency-Key", "upload-1"), ("If-Match", "\"1\""),
+        ]
+        let first = try await client.send("PUT", path, headers: key, body: Array("bytes".utf8))
+        #expect(first.status == 200)
+        let resent = try await client.send("PUT", path, headers: key, body: Array("bytes".utf8))
+        #expect(resent.status == 200)
+        #expect(resent.body == first.body)
         await server.stop()
     }
 
