@@ -49,9 +49,13 @@ struct FuzzRequestGenerator {
 
     // Each list: what a client may send, then what it may not (picked one time in 25).
     static let methods = (["GET", "POST", "PUT", "HEAD", "DELETE", "PATCH", "OPTIONS"], ["G@T", "get", ""])
-    static let targets = (["/", "/health", "/up", "/up/load", "/a?b=c", "*"], ["/%zz", "http://x/", "/a b", ""])
+    static let targets = (
+        ["/", "/health", "/up", "/up/load", "/a?b=c", "*"], ["/%zz", "http://x/", "/a b", ""]
+    )
     static let versions = (["HTTP/1.1", "HTTP/1.0"], ["HTTP/2.0", "HTTP/1.10", "http/1.1", "HTTP/1.1 "])
-    static let names = (["X-A", "Accept", "Connection", "Expect", "Trailer", "Host"], ["Bad Name", "X\u{1}", ""])
+    static let names = (
+        ["X-A", "Accept", "Connection", "Expect", "Trailer", "Host"], ["Bad Name", "X\u{1}", ""]
+    )
     static let values = (["1", "close", "keep-alive", "100-continue", "", "a\tb", "é"], ["\u{7F}", "a\rb"])
 
     /// Mostly something valid, sometimes not.
