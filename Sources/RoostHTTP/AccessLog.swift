@@ -8,7 +8,11 @@ import Synchronization
 public final class AccessLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
     private let sink: @Sendable ([UInt8]) -> Void
-    private static let sensitiveNames = ["token", "password", "secret", "key", "auth", "code", "signature"]
+    /// Parts of query names whose values are never logged, matched in the decoded lower-cased name.
+    static let sensitiveNames = [
+        "token", "pass", "pwd", "secret", "key", "auth", "code", "signature", "session", "sessid",
+        "credential", "jwt", "bearer", "otp", "cookie", "nonce", "csrf",
+    ]
 
     /// Logs to standard output.
     public convenience init() {
@@ -66,17 +70,25 @@ public final class AccessLog: Sendable {
         if !pending.isEmpty { sink(pending) }
     }
 
-    /// The target with secret-looking query values replaced.
+    /// The target with secret-looking query values replaced. Names are percent-decoded before
+    /// matching (so `%74oken=` is a token), but written as received: a decoded name could carry a
+    /// line break into the log.
     static func redacted(_ target: String) -> String {
         guard let mark = target.firstIndex(of: "?") else { return target }
         let pairs = target[target.index(after: mark)...].split(
             separator: "&", omittingEmptySubsequences: false)
-        let cleaned = pairs.map { pair -> String in
-            let name = pair.split(separator: "=", maxSplits: 1).first.map { String($0).lowercased() } ?? ""
-            if sensitiveNames.contains(where: { name.contains($0) }) { return "\(name)=REDACTED" }
-            return String(pair)
+        let cleaned = pairs.map { pair -> Substring in
+            guard let equals = pair.firstIndex(of: "=") else { return pair }
+            let rawName = pair[..<equals]
+            let name = (PercentEncoding.decode(rawName, plusAsSpace: true) ?? String(rawName)).lowercased()
+            return isSensitive(name) ? rawName + "=REDACTED" : pair
         }
         return String(target[..<mark]) + "?" + cleaned.joined(separator: "&")
+    }
+
+    /// Whether a decoded, lower-cased query name looks like it carries a secret.
+    static func isSensitive(_ name: String) -> Bool {
+        sensitiveNames.contains { name.contains($0) }
     }
 
     /// `2026-11-29T15:00:00.123Z`, built without Foundation's slow formatter.

@@ -5,31 +5,46 @@ import Glibc
 /// One client connection: reads requests, hands each to the responder, writes the reply.
 ///
 /// Requests on a connection are answered in order, one at a time. While a handler runs the
-/// connection keeps reading (to notice a close) but stops once a pipelining client has sent
-/// more than ``pipelineBufferLimit`` bytes ahead.
+/// connection keeps reading (to notice a close, which cancels the handler's task) but stops once
+/// a pipelining client has sent more than ``pipelineBufferLimit`` bytes ahead, and it neither
+/// reads nor starts a handler while more than ``HTTPServer/Configuration/maxUnsentBytes`` of its
+/// answers wait to be sent. A streamed body is admitted by the responder when its head arrives,
+/// holds one of the server's upload slots, and must keep up a minimum rate.
 // @unchecked Sendable: every property is used on the owning loop's thread only; handler tasks
 // come back through `loop.execute`.
 final class Connection: @unchecked Sendable {
     // Strong: the loop drops the connection on close, which breaks the cycle.
-    private let loop: EventLoop
-    private var bev: OpaquePointer?
-    private var parser: RequestParser
-    private let remoteAddress: String
+    let loop: EventLoop
+    var bev: OpaquePointer?
+    var parser: RequestParser
+    let remoteAddress: String
     private var handling = false
     /// The client half-closed while its request was being handled: answer, then close.
     private var peerClosed = false
     private var readingPaused = false
     private static let pipelineBufferLimit = 1 << 20
-    private var closeAfterWrite = false
+    var closeAfterWrite = false
     private var waitingSince: UInt64
     private var firstByteAt: UInt64?
     /// Set after an error reply: the write side is shut and input is discarded until the client
     /// closes or this time passes, so the client reads the reply instead of a reset.
     private var lingerUntil: UInt64?
     /// Where the body of the request being received goes, when its route streams bodies.
-    private var bodySink: (any RequestBodySink)?
+    var bodySink: (any RequestBodySink)?
     /// The sink is backed up: reading and parsing wait until it catches up.
-    private var waitingForSink = false
+    var waitingForSink = false
+    /// The task running the current handler or admission check; cancelled when the client goes.
+    var handlerTask: Task<Void, Never>?
+    /// A streamed request's head is being checked: nothing is read until it is admitted.
+    var admitting = false
+    /// The client does not read its answers: reading and handling wait for the output to drain.
+    private var waitingForDrain = false
+    /// This connection receives an upload, counted in the server's ``UploadSlots``.
+    var holdsUploadSlot = false
+    var streamStartedAt: UInt64 = 0
+    var streamBytes = 0
+    /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
+    var chargedBytes = 0
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
@@ -60,6 +75,11 @@ final class Connection: @unchecked Sendable {
     func close() {
         bodySink?.discard()
         bodySink = nil
+        releaseUploadSlot()
+        releaseHeldBytes()
+        // A handler still running works for nobody now.
+        handlerTask?.cancel()
+        handlerTask = nil
         guard let bev else { return }
         bufferevent_free(bev)
         self.bev = nil
@@ -72,8 +92,16 @@ final class Connection: @unchecked Sendable {
             close()
             return
         }
-        guard bev != nil, !handling, !closeAfterWrite else { return }
+        guard bev != nil, !handling, !closeAfterWrite, !admitting, !waitingForDrain else { return }
         let configuration = loop.server.configuration
+        if uploadTooSlow(now: now, configuration: configuration) {
+            return sendError(
+                HTTPProtocolError(
+                    status: 408, code: "request_timeout",
+                    message:
+                        "The upload arrived slower than \(configuration.minimumUploadRate) bytes per second; send it again."
+                ))
+        }
         if let firstByteAt {
             if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
                 sendError(
@@ -100,16 +128,20 @@ final class Connection: @unchecked Sendable {
             parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
         }
         evbuffer_drain(input, length)
-        if !handling {
+        guard chargeHeldBytes() else { return sendError(Self.memoryBusy, retryAfter: 1) }
+        if !handling && !waitingForDrain {
             processBuffered()
+            chargeHeldBytes()
         } else if parser.bufferedByteCount > Self.pipelineBufferLimit {
             readingPaused = true
             bufferevent_disable(bev, roost_ev_read())
         }
     }
 
-    private func processBuffered() {
-        guard bev != nil, !handling, !closeAfterWrite, !waitingForSink else { return }
+    func processBuffered() {
+        guard bev != nil, !handling, !closeAfterWrite, !waitingForSink, !admitting, !waitingForDrain else {
+            return
+        }
         while true {
             switch parser.next() {
             case .needMore(let sendContinue):
@@ -117,21 +149,21 @@ final class Connection: @unchecked Sendable {
                 if sendContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
                 return
             case .failure(let error):
-                bodySink?.discard()
-                bodySink = nil
                 sendError(error)
                 return
             case .streamStart(let head):
-                guard let open = loop.server.configuration.bodySinks else {
-                    return sendError(Self.storageFailure)
-                }
-                do {
-                    bodySink = try open(head)
-                } catch {
-                    // A sink may name its own answer (507 when the disk is full); else a 500.
-                    return sendError((error as? HTTPProtocolError) ?? Self.storageFailure)
-                }
+                let configuration = loop.server.configuration
+                guard
+                    loop.server.uploads.acquire(
+                        remoteAddress, total: configuration.maxUploads,
+                        perClient: configuration.maxUploadsPerClient)
+                else { return sendError(Self.uploadsBusy, retryAfter: 5) }
+                holdsUploadSlot = true
+                streamStartedAt = DispatchTime.now().uptimeNanoseconds
+                streamBytes = 0
+                return admit(head)
             case .bodyPart(let bytes):
+                streamBytes += bytes.count
                 guard let sink = bodySink, !sink.write(bytes), let bev else { continue }
                 waitingForSink = true
                 bufferevent_disable(bev, roost_ev_read())
@@ -141,6 +173,7 @@ final class Connection: @unchecked Sendable {
             case .request(let head, let body):
                 let sink = bodySink
                 bodySink = nil
+                releaseUploadSlot()
                 dispatch(head, body: body, sink: sink)
                 return
             }
@@ -154,21 +187,18 @@ final class Connection: @unchecked Sendable {
         processBuffered()
     }
 
-    private static let storageFailure = HTTPProtocolError(
+    static let storageFailure = HTTPProtocolError(
         status: 500, code: "internal", message: "The request body could not be stored; try again later.")
 
     private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
         handling = true
         let started = DispatchTime.now().uptimeNanoseconds
-        let headers = HTTPHeaders(head.headers.map { ($0.name, $0.value) })
-        let received = Request(
-            method: HTTPMethod(rawValue: head.method), target: head.target, headers: headers, body: body,
-            remoteAddress: remoteAddress)
+        let received = makeRequest(head, body: body)
         let keepAlive = head.keepAlive
         let responder = loop.server.responder
         let loop = self.loop
         let storageFailure = loop.server.configuration.errorBody(Self.storageFailure)
-        Task(executorPreference: loop) {
+        handlerTask = Task(executorPreference: loop) {
             var request = received
             let response: Response
             do {
@@ -184,16 +214,14 @@ final class Connection: @unchecked Sendable {
             // A handler that kept the body moved its file away; any other leaves it to remove.
             if let streamed = request.streamedBody { unlink(streamed.path) }
             let handled = request
-            if loop.inLoopThread {
-                self.finish(handled, response, keepAlive: keepAlive, started: started)
-            } else {
-                loop.execute { [self] in finish(handled, response, keepAlive: keepAlive, started: started) }
-            }
+            loop.run { [self] in finish(handled, response, keepAlive: keepAlive, started: started) }
         }
     }
 
     private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
         handling = false
+        handlerTask = nil
+        // The client went away while the handler ran; its answer has nowhere to go.
         guard bev != nil else { return }
         let keepOpen =
             keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
@@ -215,31 +243,56 @@ final class Connection: @unchecked Sendable {
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
             loop: loop.index)
-        if keepOpen {
+        // `write` closes the connection when the socket failed.
+        guard let bev else { return }
+        if keepOpen && !closeAfterWrite {
             waitingSince = DispatchTime.now().uptimeNanoseconds
             firstByteAt = parser.isIdle ? nil : waitingSince
+            if let output = bufferevent_get_output(bev),
+                evbuffer_get_length(output) > loop.server.configuration.maxUnsentBytes
+            {
+                // Resumed by `drained` once the output is down to half the bound.
+                waitingForDrain = true
+                bufferevent_setwatermark(
+                    bev, roost_ev_write(), loop.server.configuration.maxUnsentBytes / 2, 0)
+                bufferevent_disable(bev, roost_ev_read())
+                return
+            }
             if readingPaused {
                 readingPaused = false
                 bufferevent_enable(bev, roost_ev_read())
             }
             processBuffered()
+            chargeHeldBytes()
         } else {
             closeAfterWrite = true
             drainedIfFlushed()
         }
     }
 
-    private func sendError(_ error: HTTPProtocolError) {
-        guard bev != nil, !closeAfterWrite else { return }
+    func sendError(_ error: HTTPProtocolError, retryAfter: Int? = nil) {
         var response = loop.server.configuration.errorBody(error)
         response.headers.set("Connection", "close")
+        if let retryAfter { response.headers.set("Retry-After", String(retryAfter)) }
+        sendFinal(
+            response,
+            request: Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress))
+    }
+
+    /// Answers and closes without reading further: a body still on its way is never stored.
+    func sendFinal(_ response: Response, request: Request) {
+        guard bev != nil, !closeAfterWrite else { return }
+        bodySink?.discard()
+        bodySink = nil
+        releaseUploadSlot()
+        releaseHeldBytes()
         let bytes = serialize(response, omitBody: false, keepAlive: false)
         write(bytes)
         closeAfterWrite = true
         lingerAfterWrite = true
-        bufferevent_disable(bev, roost_ev_read())
+        // `write` closes the connection when the socket failed.
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
         drainedIfFlushed()
-        let request = Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress)
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
@@ -294,6 +347,14 @@ final class Connection: @unchecked Sendable {
     private var lingerAfterWrite = false
 
     private func drained() {
+        if waitingForDrain, let bev {
+            waitingForDrain = false
+            bufferevent_setwatermark(bev, roost_ev_write(), 0, 0)
+            readingPaused = false
+            bufferevent_enable(bev, roost_ev_read())
+            processBuffered()
+            return
+        }
         guard closeAfterWrite, let bev else { return }
         guard lingerAfterWrite, lingerUntil == nil else {
             if lingerUntil == nil { close() }
@@ -310,7 +371,10 @@ final class Connection: @unchecked Sendable {
             return
         }
         if events & roost_bev_event_eof() != 0, handling, let bev {
+            // Either a half-close (the answer is still owed and sent if the handler gives one)
+            // or a client gone: as Go's server does, the handler is told to stop.
             peerClosed = true
+            handlerTask?.cancel()
             bufferevent_disable(bev, roost_ev_read())
             return
         }

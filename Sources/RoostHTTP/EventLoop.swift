@@ -15,6 +15,8 @@ final class EventLoop: @unchecked Sendable {
     private var wakeEvent: OpaquePointer?
     private var tickEvent: OpaquePointer?
     private var listener: OpaquePointer?
+    /// Re-enables accepting after the descriptors ran out.
+    private var resumeAcceptEvent: OpaquePointer?
     private let finished = DispatchSemaphore(value: 0)
     private let threadID = Mutex<pthread_t?>(nil)
     var connections: [ObjectIdentifier: Connection] = [:]
@@ -43,12 +45,18 @@ final class EventLoop: @unchecked Sendable {
             }, context)
         var second = timeval(tv_sec: 1, tv_usec: 0)
         event_add(tickEvent, &second)
+        resumeAcceptEvent = event_new(
+            base, -1, 0,
+            { _, _, context in
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().resumeAccepting()
+            }, context)
     }
 
     deinit {
         if let listener { evconnlistener_free(listener) }
         if let wakeEvent { event_free(wakeEvent) }
         if let tickEvent { event_free(tickEvent) }
+        if let resumeAcceptEvent { event_free(resumeAcceptEvent) }
         event_base_free(base)
     }
 
@@ -62,6 +70,33 @@ final class EventLoop: @unchecked Sendable {
                 loop.accept(fd, address: address)
             }, context, roost_lev_opt_close_on_exec(), 0, socket)
         guard listener != nil else { throw HTTPServerError(message: "could not listen on the socket") }
+        // Without this callback libevent logs every failed accept and, the socket staying
+        // readable, spins: at the descriptor limit that was a core and megabytes of warnings a second.
+        evconnlistener_set_error_cb(
+            listener,
+            { _, context in
+                let error = errno
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().acceptFailed(error)
+            })
+    }
+
+    /// Accepting failed (out of descriptors, most likely): pause it for a moment, warn once.
+    private func acceptFailed(_ error: Int32) {
+        guard let listener, !isDraining else { return }
+        evconnlistener_disable(listener)
+        var pause = timeval(tv_sec: 0, tv_usec: Int(HTTPServer.acceptPauseMilliseconds) * 1000)
+        event_add(resumeAcceptEvent, &pause)
+        server.warnAcceptFailure(error)
+    }
+
+    private func resumeAccepting() {
+        guard let listener, !isDraining else { return }
+        evconnlistener_enable(listener)
+    }
+
+    /// Runs `job` on the loop thread: at once when already there.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        if inLoopThread { job() } else { execute(job) }
     }
 
     /// Runs the loop on a new thread until ``stop()``.
@@ -120,6 +155,10 @@ final class EventLoop: @unchecked Sendable {
     private func accept(_ fd: Int32, address: UnsafeMutablePointer<sockaddr>?) {
         if isDraining {
             close(fd)
+            return
+        }
+        if server.metrics.openConnections >= server.connectionLimit {
+            server.refuseConnection(fd)
             return
         }
         var one: Int32 = 1

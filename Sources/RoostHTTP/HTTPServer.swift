@@ -24,6 +24,23 @@ public final class HTTPServer: Sendable {
         public var accessLog: AccessLog?
         /// Opens a sink for a request whose body is streamed (see ``RequestLimits/streamedBodyLimit``).
         public var bodySinks: (@Sendable (RequestHead) throws -> any RequestBodySink)?
+        /// Bytes of answers a connection may have waiting to be sent: above it the connection
+        /// stops reading and starting handlers until half of them are sent.
+        public var maxUnsentBytes = 2 << 20
+        /// Open connections at most; one more is answered 503 `server_busy` and closed. Nil takes
+        /// 10,000, or less when the descriptor limit is lower (the limit less 128).
+        public var maxConnections: Int?
+        /// Streamed bodies (uploads) received at once, in all and from one client address:
+        /// 503 `server_busy` with `Retry-After` beyond.
+        public var maxUploads = 64
+        public var maxUploadsPerClient = 4
+        /// Bytes per second a streamed body must average once `readTimeout` seconds have passed:
+        /// 408 `request_timeout` below.
+        public var minimumUploadRate = 1024
+        /// Bytes of requests (heads, buffered bodies, pipelined requests) all connections may
+        /// hold in memory together, beyond the first 16 KiB of each: a connection that takes more
+        /// is answered 503 `server_busy`.
+        public var maxHeldRequestBytes = 256 << 20
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080,
@@ -58,6 +75,19 @@ public final class HTTPServer: Sendable {
     /// Request, latency and connection counters for `/metrics`.
     public let metrics: HTTPMetrics
     private let state = Mutex<State>(State())
+    /// Uploads in flight, per client address and in all.
+    let uploads = UploadSlots()
+    /// Bytes of requests all connections hold now (see ``Configuration/maxHeldRequestBytes``).
+    let heldRequestBytes = Atomic<Int>(0)
+    /// The cap on open connections in force, set at start.
+    private let connectionCap = Atomic<Int>(Int.max)
+    /// When the last accept failure was logged (uptime nanoseconds), so the log gets one line, not
+    /// one per attempt.
+    private let acceptWarning = Mutex<(lastLogged: UInt64?, suppressed: Int)>((nil, 0))
+    /// The answer to a connection beyond the cap, rendered once.
+    private let refusal: [UInt8]
+    /// How long accepting pauses after it failed.
+    static let acceptPauseMilliseconds = 100
 
     private struct State: @unchecked Sendable {
         // @unchecked: EventLoop is Sendable; the array is only touched under the mutex.
@@ -71,6 +101,11 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.responder = responder
+        refusal = Self.serializedRefusal(
+            configuration.errorBody(
+                HTTPProtocolError(
+                    status: 503, code: "server_busy",
+                    message: "The server has too many open connections; try again shortly.")))
     }
 
     /// The port the server listens on, once started.
@@ -79,6 +114,9 @@ public final class HTTPServer: Sendable {
     /// Binds the socket and starts the loops; returns once the server accepts connections.
     public func start() throws {
         Self.prepareProcess
+        let descriptors = Self.raiseDescriptorLimit()
+        connectionCap.store(
+            configuration.maxConnections ?? max(16, min(10_000, descriptors - 128)), ordering: .relaxed)
         let socket = try Self.listeningSocket(host: configuration.host, port: configuration.port)
         var loops: [EventLoop] = []
         do {
@@ -124,6 +162,59 @@ public final class HTTPServer: Sendable {
         configuration.accessLog?.record(
             method: request.method.rawValue, target: request.target, remoteAddress: request.remoteAddress,
             status: response.status, bytes: bytesSent, microseconds: microseconds)
+    }
+
+    /// Open connections at most (see ``Configuration/maxConnections``).
+    public var connectionLimit: Int { connectionCap.load(ordering: .relaxed) }
+
+    /// Answers a connection beyond the cap and closes it, without a connection object.
+    func refuseConnection(_ fd: Int32) {
+        _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        close(fd)
+    }
+
+    /// Logs a failed accept once a minute at most, however often it fails.
+    func warnAcceptFailure(_ error: Int32) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let suppressed = acceptWarning.withLock { warning -> Int? in
+            if let last = warning.lastLogged, now - last < 60_000_000_000 {
+                warning.suppressed += 1
+                return nil
+            }
+            defer { warning = (now, 0) }
+            return warning.suppressed
+        }
+        guard let suppressed else { return }
+        let reason = String(cString: strerror(error))
+        let hint =
+            error == EMFILE || error == ENFILE
+            ? " (open descriptors at the limit; raise 'ulimit -n' or lower --max-connections)" : ""
+        let repeats = suppressed > 0 ? "; \(suppressed) more failures in the last minute" : ""
+        FileHandle.standardError.write(
+            Data(
+                "roost: cannot accept connections: \(reason)\(hint); pausing accepts for \(Self.acceptPauseMilliseconds) ms\(repeats)\n"
+                    .utf8))
+    }
+
+    /// Raises the soft descriptor limit to the hard one; returns the limit in force.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+    }
+
+    private static func serializedRefusal(_ response: Response) -> [UInt8] {
+        var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
+        for field in response.headers where !field.name.caseInsensitiveEquals("content-length") {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + response.body
     }
 
     private static let prepareProcess: Void = {

@@ -18,111 +18,160 @@ extension RequestParser {
         }
     }
 
+    /// Parses a head that ``findHeadEnd()`` delimited (so every LF in it follows a CR), in one
+    /// pass of index loops: no intermediate arrays of lines.
     func parseHead(_ bytes: ArraySlice<UInt8>) -> Result<(RequestHead, Framing), HTTPProtocolError> {
         func bad(_ message: String) -> Result<(RequestHead, Framing), HTTPProtocolError> {
-            .failure(HTTPProtocolError(status: 400, code: "bad_request", message: message))
+            .failure(Self.invalid(message))
         }
-        var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map { line in
-            line.last == 13 ? line.dropLast() : line
+        let end = bytes.endIndex
+        /// The end of the line starting at `start`: the index of its CR, or `end` for the last line.
+        func lineEnd(from start: Int) -> Int {
+            var index = start
+            while index < end {
+                if bytes[index] == 10 { return index - 1 }
+                index += 1
+            }
+            return end
         }
+        var index = bytes.startIndex
         // A few empty lines before the request line are allowed (RFC 9112 section 2.2).
-        while let first = lines.first, first.isEmpty { lines.removeFirst() }
-        guard let requestLine = lines.first else { return bad("The request line is missing.") }
-        let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte), !parts[1].isEmpty
-        else {
-            return bad("The request line must be 'METHOD /path HTTP/1.1'.")
+        while index + 1 < end && bytes[index] == 13 && bytes[index + 1] == 10 { index += 2 }
+        guard index < end else { return bad("The request line is missing.") }
+        let requestEnd = lineEnd(from: index)
+        // Exactly two single spaces: METHOD SP target SP version.
+        var firstSpace = -1
+        var secondSpace = -1
+        var extraSpace = false
+        for position in index..<requestEnd where bytes[position] == UInt8(ascii: " ") {
+            if firstSpace < 0 {
+                firstSpace = position
+            } else if secondSpace < 0 {
+                secondSpace = position
+            } else {
+                extraSpace = true
+                break
+            }
         }
-        let version = String(decoding: parts[2], as: UTF8.self)
+        guard !extraSpace, firstSpace > index, secondSpace > firstSpace + 1,
+            bytes[index..<firstSpace].allSatisfy(Self.isTokenByte)
+        else { return bad("The request line must be 'METHOD /path HTTP/1.1'.") }
+        let method = bytes[index..<firstSpace]
+        let target = bytes[(firstSpace + 1)..<secondSpace]
+        let version = bytes[(secondSpace + 1)..<requestEnd]
         let minor: Int
-        switch version {
-        case "HTTP/1.1": minor = 1
-        case "HTTP/1.0": minor = 0
-        default:
+        if version.elementsEqual("HTTP/1.1".utf8) {
+            minor = 1
+        } else if version.elementsEqual("HTTP/1.0".utf8) {
+            minor = 0
+        } else {
             return .failure(
                 HTTPProtocolError(
                     status: 505, code: "http_version_not_supported",
                     message: "Only HTTP/1.0 and HTTP/1.1 are supported."))
         }
         guard
-            parts[1].first == UInt8(ascii: "/")
-                || (parts[1].count == 1 && parts[1].first == UInt8(ascii: "*")),
-            parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+            target.first == UInt8(ascii: "/") || (target.count == 1 && target.first == UInt8(ascii: "*")),
+            target.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return bad("The request target must be a path starting with '/'.") }
 
         var fields: [HTTPHeaderField] = []
-        for line in lines.dropFirst() {
-            guard let first = line.first else { continue }
-            if first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+        var framing = Framing.none
+        var lengthCount = 0
+        var hasHost = false
+        var closeRequested = false
+        var keepAliveRequested = false
+        index = requestEnd + 2
+        while index < end {
+            let lineStop = lineEnd(from: index)
+            defer { index = lineStop + 2 }
+            if lineStop == index { continue }
+            if bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") {
                 return bad("Folded header lines are not allowed.")
             }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-                line[line.startIndex..<colon].allSatisfy(Self.isTokenByte)
-            else { return bad("A header line is malformed.") }
-            let rawValue = line[(colon + 1)...]
-            guard rawValue.allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            var colon = index
+            while colon < lineStop && bytes[colon] != UInt8(ascii: ":") {
+                guard Self.isTokenByte(bytes[colon]) else { return bad("A header line is malformed.") }
+                colon += 1
+            }
+            guard colon < lineStop, colon > index else { return bad("A header line is malformed.") }
+            var valueStart = colon + 1
+            var valueEnd = lineStop
+            guard bytes[valueStart..<valueEnd].allSatisfy(Self.isFieldByte) else {
                 return bad("A header value contains a control character.")
             }
-            let trimmed = rawValue.drop(while: { $0 == 32 || $0 == 9 }).reversed().drop(while: {
-                $0 == 32 || $0 == 9
-            })
+            while valueStart < valueEnd && (bytes[valueStart] == 32 || bytes[valueStart] == 9) {
+                valueStart += 1
+            }
+            while valueEnd > valueStart && (bytes[valueEnd - 1] == 32 || bytes[valueEnd - 1] == 9) {
+                valueEnd -= 1
+            }
+            let name = bytes[index..<colon]
+            let value = bytes[valueStart..<valueEnd]
             fields.append(
                 HTTPHeaderField(
-                    name: String(decoding: line[line.startIndex..<colon], as: UTF8.self),
-                    value: String(decoding: trimmed.reversed(), as: UTF8.self)))
+                    name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)
+                ))
             if fields.count > limits.maxHeaderCount {
                 return .failure(
                     HTTPProtocolError(
                         status: 431, code: "headers_too_large",
                         message: "The request has more than \(limits.maxHeaderCount) header fields."))
             }
-        }
-
-        var framing = Framing.none
-        var connectionTokens: [Substring] = []
-        var hasHost = false
-        for field in fields {
-            if field.name.caseInsensitiveEquals("content-length") {
-                guard !field.value.isEmpty, field.value.utf8.count <= 15,
-                    field.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                    let length = Int(field.value)
-                else { return bad("Content-Length must be a decimal number.") }
+            if Self.equalsIgnoringCase(name, "content-length") {
+                lengthCount += 1
+                guard !value.isEmpty, value.count <= 15, value.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+                    return bad("Content-Length must be a decimal number.")
+                }
+                let length = value.reduce(0) { $0 * 10 + Int($1 - 48) }
                 switch framing {
                 case .none: framing = .length(length)
                 case .length(let previous) where previous == length: break
                 default: return bad("The request has conflicting body lengths.")
                 }
-            } else if field.name.caseInsensitiveEquals("transfer-encoding") {
-                guard field.value.caseInsensitiveEquals("chunked") else {
+            } else if Self.equalsIgnoringCase(name, "transfer-encoding") {
+                guard Self.equalsIgnoringCase(value, "chunked") else {
                     return .failure(
                         HTTPProtocolError(
                             status: 501, code: "not_implemented",
                             message: "Only the 'chunked' transfer coding is supported."))
                 }
                 if framing == .chunked { return bad("Transfer-Encoding is repeated.") }
+                // RFC 9112 section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+                if minor == 0 { return bad("HTTP/1.0 requests may not use Transfer-Encoding.") }
                 framing = .chunked
-            } else if field.name.caseInsensitiveEquals("connection") {
-                connectionTokens += field.value.split(separator: ",").map { $0.trimmingSpaces() }
-            } else if field.name.caseInsensitiveEquals("host") {
+            } else if Self.equalsIgnoringCase(name, "connection") {
+                for token in fields[fields.count - 1].value.split(separator: ",") {
+                    let trimmed = token.trimmingSpaces()
+                    if String(trimmed).caseInsensitiveEquals("close") { closeRequested = true }
+                    if String(trimmed).caseInsensitiveEquals("keep-alive") { keepAliveRequested = true }
+                }
+            } else if Self.equalsIgnoringCase(name, "host") {
                 hasHost = true
             }
         }
-        let lengthCount = fields.filter { $0.name.caseInsensitiveEquals("content-length") }.count
         if framing == .chunked && lengthCount > 0 {
             return bad("A request may not carry both Content-Length and Transfer-Encoding.")
         }
         if minor == 1 && !hasHost { return bad("HTTP/1.1 requests must carry a Host header.") }
-        let keepAlive: Bool
-        if minor == 1 {
-            keepAlive = !connectionTokens.contains { String($0).caseInsensitiveEquals("close") }
-        } else {
-            keepAlive = connectionTokens.contains { String($0).caseInsensitiveEquals("keep-alive") }
-        }
         let head = RequestHead(
-            method: String(decoding: parts[0], as: UTF8.self),
-            target: String(decoding: parts[1], as: UTF8.self),
-            minorVersion: minor, headers: fields, keepAlive: keepAlive)
+            method: String(decoding: method, as: UTF8.self),
+            target: String(decoding: target, as: UTF8.self),
+            minorVersion: minor, headers: fields, keepAlive: minor == 1 ? !closeRequested : keepAliveRequested
+        )
         return .success((head, framing))
+    }
+
+    /// ASCII case-insensitive comparison of received bytes with a lower-case name.
+    static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        var expected = lowercase.utf8Start
+        for byte in bytes {
+            let lower = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
+            if lower != expected.pointee { return false }
+            expected += 1
+        }
+        return true
     }
 }
 

@@ -67,9 +67,10 @@ public struct RequestParser: Sendable {
     }
 
     public let limits: RequestLimits
-    private var buffer: [UInt8] = []
-    private var position = 0
-    private var scanned = 0
+    // Internal, for the framing helpers in ChunkedFraming.swift.
+    var buffer: [UInt8] = []
+    var position = 0
+    var scanned = 0
     private var state: State = .head
     private var body: [UInt8] = []
     private var continuePending = false
@@ -77,6 +78,9 @@ public struct RequestParser: Sendable {
     private var streaming = false
     private var bodyLimit = 0
     private var bodyCount = 0
+    /// Bytes and fields of the trailers received so far, bounded like the head's.
+    private var trailerBytes = 0
+    private var trailerCount = 0
 
     public init(limits: RequestLimits) {
         self.limits = limits
@@ -91,12 +95,21 @@ public struct RequestParser: Sendable {
     /// Bytes received but not yet consumed by a request.
     public var bufferedByteCount: Int { buffer.count - position }
 
+    /// Bytes the parser holds for requests: those not yet parsed and the body being collected.
+    /// (Parsed bytes linger until the next append, 64 KiB at most beyond one read.)
+    public var heldByteCount: Int { buffer.count - position + body.count }
+
     /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if position > 0 && position == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             position = 0
             scanned = 0
+        } else if position >= Self.compactionThreshold {
+            // A pipelining client may never let the buffer run empty: drop what was consumed.
+            buffer.removeFirst(position)
+            scanned -= position
+            position = 0
         }
         buffer.append(contentsOf: bytes)
     }
@@ -113,7 +126,12 @@ public struct RequestParser: Sendable {
             case .failed:
                 return .needMore(sendContinue: false)
             case .head:
-                guard let end = findHeadEnd() else {
+                let end: Int
+                switch findHeadEnd() {
+                case .found(let found): end = found
+                case .bareLineFeed:
+                    return fail(Self.invalid("Header lines must end with CRLF, not a bare LF."))
+                case .incomplete, .tooLong:
                     if buffer.count - position > limits.maxHeaderBytes {
                         return fail(
                             431, "headers_too_large",
@@ -146,7 +164,8 @@ public struct RequestParser: Sendable {
                 case .length(let length):
                     if length > bodyLimit { return tooLarge() }
                     if length == 0 && !streaming { return finish(head) }
-                    if !streaming { body.reserveCapacity(length) }
+                    // Capacity follows the bytes that arrive, not what a client declares.
+                    if !streaming { body.reserveCapacity(min(length, 64 * 1024)) }
                     state = .fixedBody(head, remaining: length)
                 case .chunked:
                     state = .chunkSize(head)
@@ -169,22 +188,27 @@ public struct RequestParser: Sendable {
                 state = .fixedBody(head, remaining: remaining - available)
                 return needMore()
             case .chunkSize(let head):
-                guard let lineEnd = findCRLF() else {
-                    if buffer.count - position > 1024 {
-                        return fail(400, "invalid_chunk", "A chunk size line is too long.")
-                    }
-                    return needMore()
+                let line: Range<Int>
+                switch findLineEnd(limit: Self.maxChunkLineBytes) {
+                case .found(let end): line = position..<end
+                case .incomplete: return needMore()
+                case .bareLineFeed: return fail(Self.invalid("A chunk size line must end with CRLF."))
+                case .tooLong: return fail(Self.invalid("A chunk size line is too long."))
                 }
-                let line = buffer[position..<lineEnd]
-                let sizeText = line.prefix(while: { $0 != UInt8(ascii: ";") })
-                guard !sizeText.isEmpty, sizeText.count <= 8,
-                    let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16)
-                else { return fail(400, "invalid_chunk", "A chunk size is not a hexadecimal number.") }
-                position = lineEnd + 2
+                let size: Int
+                switch Self.chunkSize(buffer[line]) {
+                case .size(let parsed): size = parsed
+                case .tooLarge: return tooLarge()
+                case .invalid(let message): return fail(Self.invalid(message))
+                }
+                position = line.upperBound + 2
                 if size == 0 {
+                    trailerBytes = 0
+                    trailerCount = 0
                     state = .trailers(head)
                 } else {
-                    if bodyCount + size > bodyLimit { return tooLarge() }
+                    // Subtracting keeps a client's size from overflowing the sum.
+                    if size > bodyLimit - bodyCount { return tooLarge() }
                     bodyCount += size
                     state = .chunkData(head, remaining: size)
                 }
@@ -207,20 +231,30 @@ public struct RequestParser: Sendable {
             case .chunkDataEnd(let head):
                 guard buffer.count - position >= 2 else { return needMore() }
                 guard buffer[position] == 13, buffer[position + 1] == 10 else {
-                    return fail(400, "invalid_chunk", "A chunk is longer than its declared size.")
+                    return fail(Self.invalid("A chunk is longer than its declared size."))
                 }
                 position += 2
                 state = .chunkSize(head)
             case .trailers(let head):
-                guard let lineEnd = findCRLF() else {
-                    if buffer.count - position > limits.maxHeaderBytes {
-                        return fail(431, "headers_too_large", "The trailers are too large.")
-                    }
-                    return needMore()
+                let line: Range<Int>
+                switch findLineEnd(limit: limits.maxHeaderBytes - trailerBytes) {
+                case .found(let end): line = position..<end
+                case .incomplete: return needMore()
+                case .bareLineFeed: return fail(Self.invalid("A trailer line must end with CRLF."))
+                case .tooLong:
+                    return fail(
+                        431, "headers_too_large", "The trailers exceed \(limits.maxHeaderBytes) bytes.")
                 }
-                let empty = lineEnd == position
-                position = lineEnd + 2
-                if empty { return finish(head) }
+                position = line.upperBound + 2
+                if line.isEmpty { return finish(head) }
+                trailerBytes += line.count + 2
+                trailerCount += 1
+                if trailerCount > limits.maxHeaderCount {
+                    return fail(
+                        431, "headers_too_large",
+                        "The request has more than \(limits.maxHeaderCount) trailer fields.")
+                }
+                if let problem = Self.fieldLineProblem(buffer[line]) { return fail(Self.invalid(problem)) }
             }
         }
     }
@@ -265,26 +299,4 @@ public struct RequestParser: Sendable {
         return .failure(error)
     }
 
-    private mutating func findHeadEnd() -> Int? {
-        var index = max(scanned, position)
-        while index + 3 < buffer.count {
-            if buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13
-                && buffer[index + 3] == 10
-            {
-                return index
-            }
-            index += 1
-        }
-        scanned = max(position, buffer.count - 3)
-        return nil
-    }
-
-    private func findCRLF() -> Int? {
-        var index = position
-        while index + 1 < buffer.count {
-            if buffer[index] == 13 && buffer[index + 1] == 10 { return index }
-            index += 1
-        }
-        return nil
-    }
 }

@@ -62,6 +62,14 @@ public struct Response: Sendable {
 public protocol Responder: Sendable {
     /// Answers one request. Errors that escape are turned into a 500 by the server.
     func respond(to request: Request) async -> Response
+    /// Decides, when the head of a request with a streamed body arrives (before `100 Continue`
+    /// and before a byte of the body is read), whether it may proceed: nil admits it, a response
+    /// refuses it and the connection closes without reading the body.
+    func admit(_ request: Request) async -> Response?
+}
+
+extension Responder {
+    public func admit(_ request: Request) async -> Response? { nil }
 }
 
 /// A protocol-level failure the server answers itself, before any handler runs.

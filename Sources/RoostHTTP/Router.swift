@@ -1,5 +1,7 @@
 /// A request handler.
 public typealias Handler = @Sendable (Request) async throws -> Response
+/// A check of a streamed request when its head arrives: throwing refuses it before its body.
+public typealias Admission = @Sendable (Request) async throws -> Void
 
 /// Maps method and path to handlers, with `:name` segments and a trailing `*name` that takes the rest.
 ///
@@ -18,6 +20,7 @@ public struct Router: Responder {
         let segments: [Segment]
         /// Whether the body goes to a ``RequestBodySink`` instead of memory.
         let streamsBody: Bool
+        let admission: Admission?
         let handler: Handler
     }
 
@@ -32,8 +35,10 @@ public struct Router: Responder {
 
     /// Adds a route. The pattern is a path such as `/ff/resources/:collection/:guid`; with
     /// `streamingBody`, request bodies stream to the server's body sink (see ``streamsBody(_:)``).
+    /// `admit`, for a streamed route, runs when the head arrives (see ``Responder/admit(_:)``).
     public mutating func on(
-        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false, _ handler: @escaping Handler
+        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false, admit: Admission? = nil,
+        _ handler: @escaping Handler
     ) {
         let segments = pattern.split(separator: "/").map { part -> Segment in
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
@@ -43,7 +48,7 @@ public struct Router: Responder {
         routes.append(
             Route(
                 method: method, pattern: pattern, segments: segments, streamsBody: streamingBody,
-                handler: handler))
+                admission: admit, handler: handler))
     }
 
     /// Whether the route a request head goes to streams its body; asked once the head has arrived.
@@ -51,6 +56,28 @@ public struct Router: Responder {
         let target = head.target.split(separator: "?", maxSplits: 1).first ?? ""
         let path = target.split(separator: "/", omittingEmptySubsequences: true)
         return match(HTTPMethod(rawValue: head.method), path).forMethod?.route.streamsBody ?? false
+    }
+
+    public func admit(_ request: Request) async -> Response? {
+        var request = request
+        let path = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard let chosen = match(request.method, path).forMethod?.route, let admission = chosen.admission
+        else {
+            return nil
+        }
+        guard let parameters = Self.parameters(chosen.segments, path, in: request.path) else {
+            return errorResponse(RoutingError.notFound(path: String(request.path)), request)
+        }
+        request.parameters = parameters
+        request.route = chosen.pattern
+        do {
+            try await admission(request)
+            return nil
+        } catch {
+            var response = errorResponse(error, request)
+            response.route = chosen.pattern
+            return response
+        }
     }
 
     /// The best route for the path under any method, under this method, and under GET.

@@ -16,6 +16,15 @@ public struct ServerConfiguration: Sendable {
     public var maxBlobBytes = 50 * 1024 * 1024
     public var readTimeout = 30
     public var idleTimeout = 60
+    /// Open connections at most (`--max-connections`); nil derives it from the descriptor limit.
+    public var maxConnections: Int?
+    /// The HTTP limits on uploads in flight, upload rate and unsent output (see
+    /// ``HTTPServer/Configuration``).
+    public var maxUploads = 64
+    public var maxUploadsPerClient = 4
+    public var minimumUploadRate = 1024
+    public var maxUnsentBytes = 2 << 20
+    public var maxHeldRequestBytes = 256 << 20
     public var durability = Durability.normal
     /// Reader threads, their queue and the deadline of every list, query, count and random pick.
     public var readLimits = ReadLimits(threads: max(2, ProcessInfo.processInfo.activeProcessorCount))
@@ -102,6 +111,12 @@ public final class Application: Sendable {
                 ? (configuration.accessLogSink.map { AccessLog(sink: $0) } ?? AccessLog()) : nil,
             errorBody: ErrorBoundary.protocolResponse)
         httpConfiguration.bodySinks = { _ in try BlobUploadSink(storage: blobStorage) }
+        httpConfiguration.maxConnections = configuration.maxConnections
+        httpConfiguration.maxUploads = configuration.maxUploads
+        httpConfiguration.maxUploadsPerClient = configuration.maxUploadsPerClient
+        httpConfiguration.minimumUploadRate = configuration.minimumUploadRate
+        httpConfiguration.maxUnsentBytes = configuration.maxUnsentBytes
+        httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
         server = HTTPServer(configuration: httpConfiguration, responder: router.router, metrics: metrics)
     }
 

@@ -39,12 +39,22 @@ struct APIRouter {
     let authenticator: Authenticator
     let idempotentWrites: IdempotentWrites
 
-    /// Adds a route whose handler gets the principal (nil when anonymous).
+    /// Adds a route whose handler gets the principal (nil when anonymous); `admit` checks a
+    /// streamed request's head, with its principal, before its body is read.
     mutating func on(
         _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
+        admit: (@Sendable (Request, Principal?) async throws -> Void)? = nil,
         _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
     ) {
-        router.on(method, pattern, streamingBody: streamingBody) { [authenticator] request in
+        var admission: Admission?
+        if let admit {
+            admission = { [authenticator] request in
+                let principal = try await authenticator.principal(for: request)
+                try await admit(request, principal)
+            }
+        }
+        router.on(method, pattern, streamingBody: streamingBody, admit: admission) {
+            [authenticator] request in
             try await handler(request, try await authenticator.principal(for: request))
         }
     }
@@ -52,9 +62,11 @@ struct APIRouter {
     /// Adds a write route that honours `Idempotency-Key`.
     mutating func onWrite(
         _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
+        admit: (@Sendable (Request, Principal?) async throws -> Void)? = nil,
         _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
     ) {
-        on(method, pattern, streamingBody: streamingBody) { [idempotentWrites] request, principal in
+        on(method, pattern, streamingBody: streamingBody, admit: admit) {
+            [idempotentWrites] request, principal in
             try await idempotentWrites.respond(to: request, principal: principal, handler)
         }
     }

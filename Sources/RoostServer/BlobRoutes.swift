@@ -24,6 +24,17 @@ struct BlobRoutes: Sendable {
         return ObjectRoutes.objectResponse(object, status: 200)
     }
 
+    /// Runs when an upload's head arrives: who sends it, whether they may update the object and
+    /// whether it exists are decided before `100 Continue` and before a byte is written.
+    func admitUpload(_ request: Request, _ principal: Principal?) async throws {
+        // A resend under an `Idempotency-Key` whose first try succeeded carries an `If-Match` that
+        // is stale by now, yet is owed the recorded answer: the write decides those.
+        let ifMatch = request.headers["Idempotency-Key"] == nil ? request.headers["If-Match"] : nil
+        try await service.checkUpload(
+            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            member: request.parameters["member"]!, ifMatch: ifMatch, caller: principal)
+    }
+
     func download(_ request: Request, _ principal: Principal?) async throws -> Response {
         let blob = try await service.blob(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
@@ -49,7 +60,7 @@ struct BlobRoutes: Sendable {
         var status = 200
         var range = 0..<blob.size
         if let header = request.headers["Range"] {
-            switch Self.byteRange(header, size: blob.size) {
+            switch ByteRange(header: header, size: blob.size) {
             case .whole: break
             case .part(let part):
                 status = 206
@@ -80,31 +91,6 @@ struct BlobRoutes: Sendable {
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             member: request.parameters["member"]!, ifMatch: request.headers["If-Match"], caller: principal)
         return Response(status: 204)
-    }
-
-    enum ByteRange: Equatable {
-        case whole
-        case part(Range<Int>)
-        case unsatisfiable
-    }
-
-    /// One `bytes=` range (RFC 9110); several ranges, or another unit, get the whole blob.
-    static func byteRange(_ header: String, size: Int) -> ByteRange {
-        let text = header.trimmingCharacters(in: .whitespaces)
-        guard text.lowercased().hasPrefix("bytes="), !text.contains(",") else { return .whole }
-        let spec = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2 else { return .whole }
-        if bounds[0].isEmpty {
-            guard let suffix = Int(bounds[1]), suffix >= 0 else { return .whole }
-            guard suffix > 0, size > 0 else { return .unsatisfiable }
-            return .part(max(0, size - suffix)..<size)
-        }
-        guard let first = Int(bounds[0]), first >= 0 else { return .whole }
-        guard first < size else { return .unsatisfiable }
-        if bounds[1].isEmpty { return .part(first..<size) }
-        guard let last = Int(bounds[1]), last >= first else { return .whole }
-        return .part(first..<min(last + 1, size))
     }
 }
 

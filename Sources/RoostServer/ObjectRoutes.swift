@@ -24,9 +24,10 @@ struct ObjectRoutes: Sendable {
         router.onWrite(.put, "/ff/resources/:collection/:guid/ffACL") { try await setACL($0, $1) }
         router.onWrite(.delete, "/ff/resources/:collection/:guid/ffACL") { try await removeACL($0, $1) }
         // Any other member is a blob, whose bytes stream to disk as they arrive.
-        router.onWrite(.put, "/ff/resources/:collection/:guid/:member", streamingBody: true) {
-            try await blobs.upload($0, $1)
-        }
+        router.onWrite(
+            .put, "/ff/resources/:collection/:guid/:member", streamingBody: true,
+            admit: { try await blobs.admitUpload($0, $1) }
+        ) { try await blobs.upload($0, $1) }
         router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { try await blobs.delete($0, $1) }
     }
 
@@ -247,7 +248,12 @@ struct ObjectRoutes: Sendable {
 
     static func integerParameter(_ request: Request, _ name: String, default value: Int) throws -> Int {
         guard let text = request.queryParameter(name) else { return value }
-        guard let number = Int(text) else {
+        // Digits with an optional '-' (the services judge the range), never '+', spaces or more
+        // digits than any sane value has.
+        let digits = text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+            let number = Int(text)
+        else {
             throw RoostError.invalidParameter(
                 name, "\(name) must be a whole number, not '\(text.prefix(40))'.")
         }

@@ -9,7 +9,8 @@ public final class RoostProcess: Sendable {
     private let output: FileHandle
 
     /// Starts `roost serve` on a free port with the given data folder and waits until it listens.
-    public init(dataDirectory: String, arguments: [String] = []) throws {
+    /// `launcher` runs first with the command as its arguments (`prlimit --nofile=…`, say).
+    public init(dataDirectory: String, arguments: [String] = [], launcher: [String] = []) throws {
         // Not the test runner's own stderr: a child that outlives a crashed test run would keep
         // that pipe open and leave 'swift test' waiting forever.
         let logPath = dataDirectory + ".log"
@@ -17,10 +18,14 @@ public final class RoostProcess: Sendable {
         defer { close(log) }
         let output = try ChildProcess.makePipe()
         do {
-            process = try ChildProcess(
-                try Self.binaryPath(),
-                ["serve", "--port", "0", "--data-dir", dataDirectory, "--access-log", "off"] + arguments,
-                output: output.write, error: log)
+            let command =
+                [
+                    try Self.binaryPath(), "serve", "--port", "0", "--data-dir", dataDirectory,
+                    "--access-log", "off",
+                ]
+                + arguments
+            let whole = launcher + command
+            process = try ChildProcess(whole[0], Array(whole.dropFirst()), output: output.write, error: log)
             close(output.write)
         } catch {
             close(output.read)

@@ -84,6 +84,31 @@ struct ServeOption: Sendable {
             $0.readLimits.threads = try integer($1, flag: "--query-threads", range: 1...64)
         },
         ServeOption(
+            flag: "--max-connections", variable: "ROOST_MAX_CONNECTIONS", valueName: "N",
+            help: "open connections at most; more get 503 (default 10000, less under a lower 'ulimit -n')"
+        ) {
+            $0.maxConnections = try integer($1, flag: "--max-connections", range: 1...10_000_000)
+        },
+        ServeOption(
+            flag: "--max-uploads", variable: "ROOST_MAX_UPLOADS", valueName: "N",
+            help: "blob uploads received at once; more get 503 (default 64)"
+        ) {
+            $0.maxUploads = try integer($1, flag: "--max-uploads", range: 1...100_000)
+        },
+        ServeOption(
+            flag: "--max-uploads-per-client", variable: "ROOST_MAX_UPLOADS_PER_CLIENT", valueName: "N",
+            help: "blob uploads one client address may send at once; more get 503 (default 4)"
+        ) {
+            $0.maxUploadsPerClient = try integer($1, flag: "--max-uploads-per-client", range: 1...100_000)
+        },
+        ServeOption(
+            flag: "--min-upload-rate", variable: "ROOST_MIN_UPLOAD_RATE", valueName: "BYTES",
+            help:
+                "bytes per second an upload must average after --read-timeout; slower get 408 (default 1024)"
+        ) {
+            $0.minimumUploadRate = try integer($1, flag: "--min-upload-rate", range: 1...1_000_000_000)
+        },
+        ServeOption(
             flag: "--durability", variable: "ROOST_DURABILITY", valueName: "normal|full",
             help: "normal survives crashes; full also survives power loss (default normal)"
         ) {

@@ -105,7 +105,7 @@ struct HTTPServerTests {
             "GET /hello/x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
         let response = try await connection.response()
         #expect(response.status == 400)
-        #expect(response.json["code"] as? String == "bad_request")
+        #expect(response.json["code"] as? String == "invalid_request")
         #expect(await connection.closed(within: 2))
         await server.shutdown()
     }

@@ -89,6 +89,21 @@ public struct BlobService: Sendable {
         try await io.run { Result { try storage.adopt(temporaryFile: path, sha256: sha256) } }.get()
     }
 
+    /// Refuses an upload the caller could not complete (a bad member name, no such object, no
+    /// right to update it, a stale `If-Match`), so that the server can answer when the upload's
+    /// head arrives, before a byte is stored. ``put`` checks again inside its write.
+    public func checkUpload(
+        in collection: String, guid: String, member: String, ifMatch: String?, caller: Principal?
+    ) async throws {
+        try Self.validate(member: member)
+        try ObjectService.validate(collection: collection)
+        guard ObjectService.isValidGuid(guid),
+            let current = try await objects.store.object(in: collection, guid: guid)
+        else { throw RoostError.notFound(collection: collection, guid: guid) }
+        try objects.access(caller).checkWrite(.update, current, body: nil)
+        try ObjectService.check(ifMatch: ifMatch, version: current.version)
+    }
+
     /// The blob, opened for sending, if the caller may read its object.
     public func blob(in collection: String, guid: String, member: String, caller: Principal?) async throws
         -> BlobReading

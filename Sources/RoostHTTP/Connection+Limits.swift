@@ -1,0 +1,91 @@
+import CLibEvent
+import Dispatch
+
+// The limits a connection shares with the others: request bytes held in memory, and streamed
+// bodies (uploads), which are admitted by the responder at their head, counted in the server's
+// upload slots, and held to a minimum rate.
+extension Connection {
+    static let memoryBusy = HTTPProtocolError(
+        status: 503, code: "server_busy",
+        message: "The server holds too many request bytes; try again shortly.")
+
+    /// Bytes each connection holds without counting them: ordinary requests then never touch the
+    /// shared counter, whose cache line the loops would otherwise pass back and forth.
+    static let uncountedHeldBytes = 16 * 1024
+
+    /// Counts what the parser holds against the server-wide budget; false when it grew past it.
+    @discardableResult
+    func chargeHeldBytes() -> Bool {
+        // A connection on its way out reads no more, and gave back what it held.
+        guard !closeAfterWrite else { return true }
+        let delta = max(0, parser.heldByteCount - Self.uncountedHeldBytes) - chargedBytes
+        guard delta != 0 else { return true }
+        chargedBytes += delta
+        let total = loop.server.heldRequestBytes.add(delta, ordering: .relaxed).newValue
+        return delta < 0 || total <= loop.server.configuration.maxHeldRequestBytes
+    }
+
+    func releaseHeldBytes() {
+        loop.server.heldRequestBytes.subtract(chargedBytes, ordering: .relaxed)
+        chargedBytes = 0
+    }
+
+    static let uploadsBusy = HTTPProtocolError(
+        status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
+
+    /// Asks the responder whether a streamed request may proceed, reading nothing meanwhile: no
+    /// `100 Continue` and no byte of the body before it is allowed.
+    func admit(_ head: RequestHead) {
+        admitting = true
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
+        let request = makeRequest(head, body: [])
+        let responder = loop.server.responder
+        let loop = self.loop
+        handlerTask = Task(executorPreference: loop) {
+            let refusal = await responder.admit(request)
+            loop.run { [self] in admitted(head, refusal: refusal) }
+        }
+    }
+
+    func admitted(_ head: RequestHead, refusal: Response?) {
+        admitting = false
+        handlerTask = nil
+        guard let bev else { return }
+        if var refusal {
+            refusal.headers.set("Connection", "close")
+            return sendFinal(refusal, request: makeRequest(head, body: []))
+        }
+        guard let open = loop.server.configuration.bodySinks else { return sendError(Self.storageFailure) }
+        do {
+            bodySink = try open(head)
+        } catch {
+            // A sink may name its own answer (507 when the disk is full); else a 500.
+            return sendError((error as? HTTPProtocolError) ?? Self.storageFailure)
+        }
+        bufferevent_enable(bev, roost_ev_read())
+        processBuffered()
+    }
+
+    func releaseUploadSlot() {
+        guard holdsUploadSlot else { return }
+        holdsUploadSlot = false
+        loop.server.uploads.release(remoteAddress)
+    }
+
+    func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
+        Request(
+            method: HTTPMethod(rawValue: head.method), target: head.target,
+            headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
+            remoteAddress: remoteAddress)
+    }
+
+    /// Whether the streamed body in progress fell below the minimum rate: after `readTimeout`
+    /// seconds, each further second must have brought `minimumUploadRate` bytes.
+    func uploadTooSlow(now: UInt64, configuration: HTTPServer.Configuration) -> Bool {
+        guard bodySink != nil, !waitingForSink else { return false }
+        let allowed =
+            UInt64(configuration.readTimeout) * 1_000_000_000 + UInt64(streamBytes) * 1_000_000_000
+            / UInt64(max(1, configuration.minimumUploadRate))
+        return now - streamStartedAt > allowed
+    }
+}
