@@ -78,6 +78,9 @@ public final class RawConnection: @unchecked Sendable {
     @discardableResult
     public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
+    /// Hangs up both ways now, as a client that goes away does; the descriptor closes at deinit.
+    public func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
+
     /// Whether the server closed the connection within `timeout` seconds (reads and drops data).
     public func waitForClose(timeout: Double) -> Bool {
         setTimeout(timeout)

@@ -93,6 +93,23 @@ struct QueryLimitsTests {
         await server.stop()
     }
 
+    @Test("a client that disconnects stops its query, freeing the query thread at once")
+    func disconnectInterrupts() async throws {
+        // One query thread and a deadline far beyond the client's patience below.
+        let server = try await makeBacktrackingServer(timeout: .seconds(120), threads: 1)
+        let hostile = try RawConnection(port: server.port)
+        hostile.send("GET \(backtracking) HTTP/1.1\r\nHost: x\r\n\r\n")
+        // Let the query reach the thread, then hang up.
+        try await Task.sleep(for: .milliseconds(300))
+        hostile.hangUp()
+        // The only query thread is free again only if the hostile query was interrupted.
+        let client = TestHTTPClient(port: server.port)
+        let page = try await client.send("GET", "/ff/resources/Word?count=5")
+        #expect(page.status == 200)
+        #expect((page.json["items"] as? [Any])?.count == 5)
+        await server.stop()
+    }
+
     @Test("random picks and totals obey the deadline too")
     func deadlineForRandomAndTotal() async throws {
         let server = try await makeBacktrackingServer(timeout: .milliseconds(500))
