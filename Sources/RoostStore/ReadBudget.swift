@@ -64,11 +64,15 @@ public struct ReadLimits: Sendable {
     public var slowAfter: Duration
     /// The nice value of a thread running a slow read.
     public static let slowReadNice: Int32 = 10
+    /// How long a read may first run on the calling thread (an event loop) before it is stopped
+    /// there and handed to a reader thread; zero sends every read to the reader threads.
+    public var inlineBudget: Duration
 
     public init(
         threads: Int = 2, queueLimit: Int = 256, timeout: Duration = .seconds(5),
-        slowAfter: Duration = .milliseconds(50)
+        slowAfter: Duration = .milliseconds(50), inlineBudget: Duration = .milliseconds(1)
     ) {
+        self.inlineBudget = inlineBudget
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.timeout = timeout

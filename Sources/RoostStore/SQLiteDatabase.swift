@@ -94,23 +94,35 @@ public final class SQLiteDatabase: @unchecked Sendable {
         let thread = Thread { [writer, queue] in
             Self.writerLoop(writer: writer, queue: queue)
         }
-        thread.name = "roost-sqlite-writer"
+        thread.name = "roost-writer"  // at most 15 bytes, or the kernel keeps no name
         thread.start()
     }
 
     /// The limits on pooled reads.
     public var readLimits: ReadLimits { readerPool.limits }
 
-    /// Runs `body` on a reader thread in one read transaction, under the read deadline: for every
-    /// list, query, count or random pick. See ``SQLiteReaderPool/read(_:)`` for what it throws.
+    /// Runs `body` in one read transaction under the read deadline: for every list, query, count
+    /// or random pick. It first runs on the calling thread for at most ``ReadLimits/inlineBudget``,
+    /// which most reads need a fraction of, sparing them two thread hand-offs; a read that needs
+    /// more is interrupted there and runs again on a reader thread, so an event loop never spends
+    /// more than that budget on one. See ``SQLiteReaderPool/read(_:)`` for what it throws.
     public func pooledRead<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T)
         async throws -> T
     {
-        try await readerPool.read(body)
+        let budget = readerPool.limits.inlineBudget
+        if budget > .zero, let result = try read({ connection in
+            try SQLiteReaderPool.attempt(body, on: connection, budget: ReadBudget(timeout: budget))
+        }) {
+            return result
+        }
+        return try await readerPool.read(body)
     }
 
     /// Pooled reads waiting for a thread.
     var waitingReads: Int { readerPool.waiting }
+
+    /// Reads the reader threads have taken so far (reads that finished inline are not counted).
+    var readsOnReaderThreads: Int { readerPool.taken }
 
     /// Stops the reader threads once their reads finish.
     public func closeReaders() async {

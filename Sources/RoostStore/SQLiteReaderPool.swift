@@ -33,6 +33,8 @@ final class SQLiteReaderPool: Sendable {
         var started = false
         var closed = false
         var running = 0
+        /// Jobs taken by a thread so far.
+        var taken = 0
         /// Threads that ended because they could not get their priority back; enqueue replaces them.
         var retired = 0
         var onStopped: CheckedContinuation<Void, Never>?
@@ -43,6 +45,7 @@ final class SQLiteReaderPool: Sendable {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             head += 1
+            taken += 1
             if head > 64, head * 2 > jobs.count {
                 jobs.removeFirst(head)
                 head = 0
@@ -85,6 +88,9 @@ final class SQLiteReaderPool: Sendable {
 
     /// Reads waiting for a thread.
     var waiting: Int { state.withLock { $0.waiting } }
+
+    /// Reads the threads have taken so far.
+    var taken: Int { state.withLock { $0.taken } }
 
     /// Queues a job, starting the threads on first use; the error when it cannot be queued.
     private func enqueue(_ job: Job) -> (any Error)? {
@@ -143,7 +149,7 @@ final class SQLiteReaderPool: Sendable {
             }
             finished?.resume()
         }
-        thread.name = "roost-sqlite-reader-\(index)"
+        thread.name = "roost-query-\(index)"  // at most 15 bytes: the kernel's limit for thread names
         thread.start()
     }
 
@@ -163,6 +169,17 @@ final class SQLiteReaderPool: Sendable {
             for job in abandoned { job.fail(StoreError.closed) }
             for _ in 0..<threads { wake.signal() }
             if stoppedAlready { continuation.resume() }
+        }
+    }
+
+    /// Runs `body` in a read transaction under `budget`; nil when the budget ran out first.
+    static func attempt<T>(_ body: (SQLiteConnection) throws -> T, on connection: SQLiteConnection, budget: ReadBudget)
+        throws -> T?
+    {
+        do {
+            return try execute(body, on: connection, budget: budget, limit: .zero)
+        } catch StoreError.timeout(after: .zero) {
+            return nil
         }
     }
 
