@@ -53,8 +53,9 @@ public struct ListRequest: Sendable {
     /// What the caller may see, from the access rules; and-ed with `filter`. Unlike the filter,
     /// its dotted paths never look through references, and `ffACL.*` reads the object's access list.
     public var restriction: QueryExpression?
-    /// What the caller may see of referenced objects when the filter reads through references.
-    public var references: ReferenceAccess = .unrestricted
+    /// What the caller may see of referenced objects when the filter reads through references;
+    /// nil keeps every dotted path inside the object itself.
+    public var references: ReferenceAccess?
     /// Empty means creation order.
     public var sort: [SortKey]
     public var start: Int

@@ -13,16 +13,20 @@ public final class ReadBudget: Sendable {
     private let cancelled = Atomic<Bool>(false)
     /// Set once the reader thread lowered its priority for this read; only its thread touches it.
     private let slow = Atomic<Bool>(false)
+    /// Checks left before the read must stop, whatever the clock says: a budget of work, not of
+    /// time, so a busy machine that preempts the thread does not make a quick read look slow.
+    private let checksLeft: Atomic<Int>
 
-    public init(deadline: ContinuousClock.Instant, slowAfter: ContinuousClock.Instant? = nil) {
+    public init(deadline: ContinuousClock.Instant, slowAfter: ContinuousClock.Instant? = nil, checks: Int = .max) {
         self.deadline = deadline
         self.slowAfter = slowAfter ?? deadline
+        checksLeft = Atomic(checks)
     }
 
-    /// A budget of `timeout` from now, slow after `slowAfter`.
-    public convenience init(timeout: Duration, slowAfter: Duration? = nil) {
+    /// A budget of `timeout` from now, slow after `slowAfter`, and at most `checks` checks.
+    public convenience init(timeout: Duration, slowAfter: Duration? = nil, checks: Int = .max) {
         let now = ContinuousClock.now
-        self.init(deadline: now + timeout, slowAfter: slowAfter.map { now + $0 })
+        self.init(deadline: now + timeout, slowAfter: slowAfter.map { now + $0 }, checks: checks)
     }
 
     /// Whether the read has been marked slow.
@@ -32,6 +36,7 @@ public final class ReadBudget: Sendable {
     /// after ``slowAfter`` runs `becameSlow` once.
     func check(becameSlow: () -> Void) -> Bool {
         if isCancelled { return true }
+        if checksLeft.subtract(1, ordering: .relaxed).newValue < 0 { return true }
         let now = ContinuousClock.now
         if now >= deadline { return true }
         if now >= slowAfter, !slow.load(ordering: .relaxed) {
@@ -48,7 +53,9 @@ public final class ReadBudget: Sendable {
     public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 
     /// Whether the read must stop now: cancelled, or past its deadline.
-    public var isExhausted: Bool { isCancelled || ContinuousClock.now >= deadline }
+    public var isExhausted: Bool {
+        isCancelled || checksLeft.load(ordering: .relaxed) < 0 || ContinuousClock.now >= deadline
+    }
 }
 
 /// Limits on reads whose cost a client controls: lists, queries, counts, random picks.
@@ -64,15 +71,17 @@ public struct ReadLimits: Sendable {
     public var slowAfter: Duration
     /// The nice value of a thread running a slow read.
     public static let slowReadNice: Int32 = 10
-    /// How long a read may first run on the calling thread (an event loop) before it is stopped
-    /// there and handed to a reader thread; zero sends every read to the reader threads.
-    public var inlineBudget: Duration
+    /// SQLite VM steps a read may first run on the calling thread (an event loop), about half a
+    /// millisecond by default, before it is stopped there and handed to a reader thread; zero sends
+    /// every read to the reader threads. Counted in steps, not time, so that a preempted thread
+    /// does not make a quick read look slow.
+    public var inlineSteps: Int
 
     public init(
         threads: Int = 2, queueLimit: Int = 256, timeout: Duration = .seconds(5),
-        slowAfter: Duration = .milliseconds(50), inlineBudget: Duration = .milliseconds(1)
+        slowAfter: Duration = .milliseconds(50), inlineSteps: Int = 64_000
     ) {
-        self.inlineBudget = inlineBudget
+        self.inlineSteps = inlineSteps
         self.threads = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.timeout = timeout

@@ -102,21 +102,28 @@ public final class SQLiteDatabase: @unchecked Sendable {
     public var readLimits: ReadLimits { readerPool.limits }
 
     /// Runs `body` in one read transaction under the read deadline: for every list, query, count
-    /// or random pick. It first runs on the calling thread for at most ``ReadLimits/inlineBudget``,
+    /// or random pick. It first runs on the calling thread for at most ``ReadLimits/inlineSteps``,
     /// which most reads need a fraction of, sparing them two thread hand-offs; a read that needs
     /// more is interrupted there and runs again on a reader thread, so an event loop never spends
     /// more than that budget on one. See ``SQLiteReaderPool/read(_:)`` for what it throws.
     public func pooledRead<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T)
         async throws -> T
     {
-        let budget = readerPool.limits.inlineBudget
-        if budget > .zero, let result = try read({ connection in
-            try SQLiteReaderPool.attempt(body, on: connection, budget: ReadBudget(timeout: budget))
+        let steps = readerPool.limits.inlineSteps
+        if steps > 0, let result = try read({ connection in
+            // The clock is a backstop for a regular expression, which SQLite does not count.
+            let budget = ReadBudget(
+                timeout: Self.inlineTimeBackstop, checks: steps / Int(SQLiteConnection.progressSteps))
+            return try SQLiteReaderPool.attempt(body, on: connection, budget: budget)
         }) {
             return result
         }
         return try await readerPool.read(body)
     }
+
+    /// The most a read may first take on the calling thread whatever its steps (a regular
+    /// expression's backtracking is not counted in SQLite's steps).
+    static let inlineTimeBackstop: Duration = .milliseconds(5)
 
     /// Pooled reads waiting for a thread.
     var waitingReads: Int { readerPool.waiting }

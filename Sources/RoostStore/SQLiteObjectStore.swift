@@ -261,7 +261,7 @@ public final class SQLiteObjectStore: ObjectStore {
 
     static func condition(
         _ collection: String, _ filter: QueryExpression?, _ restriction: QueryExpression? = nil,
-        references: ReferenceAccess = .unrestricted
+        references: ReferenceAccess? = nil
     ) throws -> SQL {
         var condition: SQL = "collection = \(collection)"
         if let filter {

@@ -188,15 +188,16 @@ final class SQLiteReaderPool: Sendable {
         limit: Duration
     ) throws -> T {
         connection.budget = budget
+        // Prepared once per connection (run caches statements), unlike execute's text.
         do {
-            try connection.execute("BEGIN")
+            try connection.run("BEGIN")
             let result = try body(connection)
             connection.budget = nil
-            try connection.execute("COMMIT")
+            try connection.run("COMMIT")
             return result
         } catch {
             connection.budget = nil
-            try? connection.execute("ROLLBACK")
+            _ = try? connection.run("ROLLBACK")
             guard budget.isExhausted else { throw error }
             if budget.isCancelled { throw CancellationError() }
             throw StoreError.timeout(after: limit)

@@ -25,11 +25,15 @@ extension ObjectService {
     /// a limit of ``QueryShape``.
     private func restrict(_ request: ListRequest, _ access: Access) throws -> ListRequest {
         try access.checkSort(request.sort, in: request.collection)
-        if let filter = request.filter { try QueryShape(filter).check() }
         var restricted = request
+        if let filter = request.filter {
+            let shape = QueryShape(filter)
+            try shape.check()
+            // Only a filter that reads through references needs to know what they may show.
+            restricted.references = shape.joins > 0 ? access.referenceAccess() : nil
+        }
         restricted.filter = access.limitingOwnerOnlyFields(request.filter, in: request.collection)
         restricted.restriction = access.listRestriction(request.collection)
-        restricted.references = access.referenceAccess()
         return restricted
     }
 
