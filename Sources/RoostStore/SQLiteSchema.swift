@@ -33,6 +33,14 @@ public struct SchemaStatus: Sendable {
 
     /// The highest version recorded in the database; 0 for a new one.
     public var version: Int { applied.last ?? 0 }
+
+    /// Why this build must not open the database at `path`: it holds migrations the build does
+    /// not know. Nil when it may.
+    public func refusal(path: String) -> SchemaTooNewError? {
+        guard !unknown.isEmpty else { return nil }
+        return SchemaTooNewError(
+            path: path, databaseVersion: version, knownVersion: knownVersion, writtenBy: writtenBy)
+    }
 }
 
 /// A database whose schema has migrations this build does not know: opening it could corrupt
@@ -81,12 +89,7 @@ struct Migrator {
 
     /// Throws ``SchemaTooNewError`` when the database holds migrations this build does not know.
     func checkNotNewer(_ connection: SQLiteConnection, path: String) throws {
-        let status = try status(connection)
-        if !status.unknown.isEmpty {
-            throw SchemaTooNewError(
-                path: path, databaseVersion: status.version, knownVersion: knownVersion,
-                writtenBy: status.writtenBy)
-        }
+        if let refusal = try status(connection).refusal(path: path) { throw refusal }
     }
 
     /// Applies the pending migrations in order, each in its own transaction: one that fails is
