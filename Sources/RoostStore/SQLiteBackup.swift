@@ -27,7 +27,7 @@ public enum SQLiteBackup {
     }
 
     /// Pages copied per step of the backup API, between progress reports.
-    static let pagesPerStep: Int32 = 1024
+    static let pagesPerStep: Int32 = 256
 
     /// Copies the database at `source` into a new file `destination` (0600) as of one moment,
     /// leaving the copy in rollback-journal mode (one self-contained file) and checked with
