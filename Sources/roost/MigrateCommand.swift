@@ -73,3 +73,9 @@ func migrate(_ arguments: [String]) async -> Int32 {
         return 1
     }
 }
+
+/// The exit status of an admin command that failed with `error`: 78 for a database from a newer
+/// schema (as `roost serve` and `roost migrate`), 1 otherwise.
+func exitStatus(for error: any Error) -> Int32 {
+    error is SchemaTooNewError ? schemaTooNewExitStatus : 1
+}

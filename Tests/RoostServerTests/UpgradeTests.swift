@@ -90,6 +90,12 @@ struct UpgradeTests {
         let migrate = try await runRoost(["migrate", "--data-dir", directory])
         #expect(migrate.status == 78)
         #expect(migrate.errorOutput == "roost: " + message)
+        // Admin commands that open the database refuse it the same way.
+        for command in [["index", "list"], ["users", "delete", "nobody"], ["blobs", "gc"]] {
+            let result = try await runRoost(command + ["--data-dir", directory])
+            #expect(result.status == 78, "\(command)")
+            #expect(result.errorOutput == "roost: " + message, "\(command)")
+        }
         // Nothing was rewritten: the newer build's record stands.
         #expect(try recorded(directory).meta == ["schema_version": "99", "written_by": "9.9.9"])
     }
