@@ -4,6 +4,12 @@ import RoostTestSupport
 import Synchronization
 import Testing
 
+/// The device a path is on, or nil when it does not exist.
+func deviceOf(_ path: String) -> UInt? {
+    var status = stat()
+    return stat(path, &status) == 0 ? UInt(status.st_dev) : nil
+}
+
 /// Issue 14, item 4: `roost backup` and `roost restore` on the real binary.
 @Suite("Backup and restore", .serialized)
 struct BackupTests {
@@ -229,6 +235,30 @@ struct BackupTests {
         #expect(refusedDamaged.status == 65, "\(refusedDamaged.errorOutput)")
         #expect(refusedDamaged.errorOutput.contains("nothing was changed"))
         #expect(try guidsInCopy(directory + "/roost.sqlite").count == 40)
+    }
+
+    @Test(
+        "on another file system the blobs are copied, not linked",
+        .enabled(if: deviceOf("/dev/shm") != nil && deviceOf("/dev/shm") != deviceOf(NSTemporaryDirectory())))
+    func copiesAcrossFileSystems() async throws {
+        let directory = TestServer.makeTemporaryDirectory()
+        let (server, _, withBlobs) = try await populatedServer(directory, count: 6)
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+        let destination = "/dev/shm/roost-backup-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let result = try await runRoost(["backup", destination, "--data-dir", directory])
+        #expect(result.status == 0, "\(result.errorOutput)")
+        #expect(result.output.hasSuffix("(0 hard-linked, \(withBlobs.count) copied)\n"), "\(result.output)")
+        let connection = try SQLiteConnection(path: destination + "/roost.sqlite", readOnly: true)
+        let digests = try connection.query("SELECT sha256 FROM blob_refs") { $0.text(0) ?? "" }
+        connection.close()
+        for digest in digests {
+            let relative = "/blobs/\(digest.prefix(2))/\(digest.dropFirst(2).prefix(2))/\(digest)"
+            #expect(mode(destination + relative) == 0o600)
+            #expect(
+                FileManager.default.contentsEqual(
+                    atPath: destination + relative, andPath: directory + relative))
+        }
     }
 
     @Test("roost --help lists backup, restore and migrate; 'roost help X' is 'roost X --help'")
