@@ -17,7 +17,8 @@ final class EventLoop: @unchecked Sendable {
     private var listener: OpaquePointer?
     /// Re-enables accepting after the descriptors ran out.
     private var resumeAcceptEvent: OpaquePointer?
-    private let finished = DispatchSemaphore(value: 0)
+    /// Whether the loop's thread has ended, and who waits for it (``stop()``).
+    private let finished = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let threadID = Mutex<pthread_t?>(nil)
     var connections: [ObjectIdentifier: Connection] = [:]
     var isDraining = false
@@ -104,7 +105,11 @@ final class EventLoop: @unchecked Sendable {
         let thread = Thread { [self] in
             threadID.withLock { $0 = pthread_self() }
             event_base_loop(base, 0)
-            finished.signal()
+            let waiter = finished.withLock { state in
+                state.done = true
+                return state.waiter.take()
+            }
+            waiter?.resume()
         }
         thread.name = "roost-loop-\(index)"
         thread.start()
@@ -125,13 +130,20 @@ final class EventLoop: @unchecked Sendable {
         return pthread_equal(id, pthread_self()) != 0
     }
 
-    /// Ends the loop and waits for its thread to finish.
-    func stop() {
+    /// Ends the loop and returns once its thread has finished (resumed by that thread, so no
+    /// semaphore blocks a cooperative thread).
+    func stop() async {
         execute { [self] in
             for connection in Array(connections.values) { connection.close() }
             event_base_loopbreak(self.base)
         }
-        finished.wait()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = finished.withLock { state in
+                if !state.done { state.waiter = continuation }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
     }
 
     /// Stops accepting and closes idle connections; busy ones close after their response.

@@ -146,7 +146,7 @@ public final class HTTPServer: Sendable {
         while metrics.openConnections > 0 && Date() < deadline {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
-        for loop in loops { loop.stop() }
+        for loop in loops { await loop.stop() }
         state.withLock {
             if $0.socket >= 0 { close($0.socket) }
             $0.socket = -1

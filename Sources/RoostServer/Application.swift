@@ -58,6 +58,7 @@ public final class Application: Sendable {
     private let storage: SQLiteStorage
     private let blobCollector: BlobCollector
     private let accounts: AccountService
+    private let blobIO: BackgroundWorkers
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The app definition in force.
     public let definitions: AppDefinitionSource
@@ -92,12 +93,13 @@ public final class Application: Sendable {
             definitions: definitions)
         let blobStorage = try FileBlobStorage(dataDirectory: configuration.dataDirectory)
         let blobIO = BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false)
+        self.blobIO = blobIO
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objects, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
         AdminRoutes(accounts: accounts).register(in: &router)
-        SystemRoutes(metrics: metrics).register(in: &router.router)
+        SystemRoutes(metrics: metrics, database: storage.database).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -182,24 +184,41 @@ public final class Application: Sendable {
     /// The port listened on, useful when the configuration asked for port 0.
     public var port: Int { server.port }
 
-    /// Finishes requests in flight, then stops.
+    /// Finishes requests in flight, then stops and joins everything it started: the blob sweeper,
+    /// the event loops, the blob workers, the database's writer and readers (closing every
+    /// connection, which checkpoints the WAL and removes it).
     public func shutdown() async {
-        sweeper.withLock { $0?.cancel() }
+        let sweep = sweeper.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        sweep?.cancel()
+        await sweep?.value
         await server.shutdown()
-        await storage.database.closeReaders()
+        await blobIO.stop()
+        await storage.database.close()
     }
 }
 
 /// `/health` and `/metrics`.
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
+    let database: SQLiteDatabase
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics] _ in
+        router.on(.get, "/metrics") { [metrics, database] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            return Response(status: 200, headers: headers, body: Array(metrics.render().utf8))
+            var text = metrics.render()
+            if !text.hasSuffix("\n") { text += "\n" }
+            text += """
+                # HELP roost_sqlite_wal_bytes Size of the SQLite write-ahead log (roost.sqlite-wal).
+                # TYPE roost_sqlite_wal_bytes gauge
+                roost_sqlite_wal_bytes \(database.walBytes)
+
+                """
+            return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }
 }

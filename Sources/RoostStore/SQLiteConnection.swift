@@ -63,10 +63,20 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// VM steps between budget checks: a check costs a clock read, a step a few nanoseconds.
     static let progressSteps: Int32 = 2000
 
-    deinit {
+    deinit { close() }
+
+    /// Finalizes the cached statements and closes the handle; later calls fail with SQLITE_MISUSE.
+    /// The last connection to a WAL database to close checkpoints it and removes `-wal` and `-shm`.
+    public func close() {
         for statement in statements.values { sqlite3_finalize(statement) }
-        sqlite3_close_v2(handle)
+        statements.removeAll()
+        guard let open = handle else { return }
+        handle = nil
+        sqlite3_close_v2(open)
     }
+
+    /// The raw handle, for SQLite's backup API within this module.
+    var rawHandle: OpaquePointer? { handle }
 
     /// Whether a transaction is open (SQLite may end one itself after SQLITE_FULL or an I/O error).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }

@@ -66,36 +66,86 @@ public final class SQLiteDatabase: @unchecked Sendable {
     public let path: String
     private let writer: SQLiteConnection
     private final class WriteQueue: Sendable {
-        let jobs = Mutex<[any PendingWrite]>([])
+        struct State {
+            var jobs: [any PendingWrite] = []
+            /// Set by ``close()``: new writes are refused, queued ones still run.
+            var closed = false
+            var stopped = false
+            var onStopped: [CheckedContinuation<Void, Never>] = []
+        }
+        let state = Mutex(State())
         let wake = DispatchSemaphore(value: 0)
     }
 
     private let queue = WriteQueue()
     /// Writes waiting for the writer, for tests that line jobs up in one batch.
-    var queuedWriteCount: Int { queue.jobs.withLock { $0.count } }
-    private let idleReaders = Mutex<[SQLiteConnection]>([])
+    var queuedWriteCount: Int { queue.state.withLock { $0.jobs.count } }
+    /// Idle point-read connections; nil once closed.
+    private let idleReaders = Mutex<[SQLiteConnection]?>([])
     /// Reads whose cost a client controls run here, off the event loops, under a deadline.
     private let readerPool: SQLiteReaderPool
     private let maximumIdleReaders = 8
     private static let maximumBatch = 256
+    /// The WAL size past which the writer checkpoints it whole and truncates it.
+    public let walCheckpointBytes: Int
 
-    /// Opens the database file, switches it to WAL and applies `migrations` that are not yet applied.
+    /// The default bound on the WAL: SQLite's own checkpoints are passive, and readers that never
+    /// pause would let it grow to the size of the database.
+    public static let defaultWALCheckpointBytes = 64 << 20
+
+    /// Opens the database file, switches it to WAL and applies `migrations` that are not yet
+    /// applied; throws ``SchemaTooNewError`` when the file has migrations `migrations` lacks.
+    /// No migrations opens the schema as it is, unchecked (for tools and tests that read it).
     public init(
         path: String, durability: Durability = .normal, readLimits: ReadLimits = ReadLimits(),
-        migrations: [Migration]
+        walCheckpointBytes: Int = SQLiteDatabase.defaultWALCheckpointBytes, migrations: [Migration]
     ) throws {
         self.path = path
+        self.walCheckpointBytes = walCheckpointBytes
         readerPool = SQLiteReaderPool(path: path, limits: readLimits)
         writer = try SQLiteConnection(path: path)
-        try writer.execute("PRAGMA journal_mode = WAL")
-        try writer.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
-        try writer.execute("PRAGMA foreign_keys = ON")
-        try Migrator(migrations: migrations).migrate(writer)
+        let migrator = migrations.isEmpty ? nil : Migrator(migrations: migrations)
+        do {
+            try migrator?.checkNotNewer(writer, path: path)
+            try writer.execute("PRAGMA journal_mode = WAL")
+            try writer.execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            try writer.execute("PRAGMA foreign_keys = ON")
+            // After a checkpoint resets the WAL, SQLite truncates the file to this size.
+            try writer.execute("PRAGMA journal_size_limit = \(walCheckpointBytes)")
+            try migrator?.migrate(writer, path: path)
+        } catch {
+            writer.close()
+            throw error
+        }
+        let wal = WALPolicy(path: path + "-wal", bound: walCheckpointBytes)
         let thread = Thread { [writer, queue] in
-            Self.writerLoop(writer: writer, queue: queue)
+            Self.writerLoop(writer: writer, queue: queue, wal: wal)
         }
         thread.name = "roost-writer"  // at most 15 bytes, or the kernel keeps no name
         thread.start()
+    }
+
+    /// The size of the write-ahead log now, in bytes (0 when there is none).
+    public var walBytes: Int { WALPolicy.size(of: path + "-wal") }
+
+    /// Refuses new writes (``StoreError/closed``), lets queued ones commit, stops the writer thread
+    /// and closes every connection (the pool's, the idle readers', the writer's last, so SQLite
+    /// checkpoints the WAL and removes it). Returns once the writer thread has ended.
+    public func close() async {
+        await readerPool.close()
+        let idle = idleReaders.withLock { readers in
+            defer { readers = nil }
+            return readers ?? []
+        }
+        for connection in idle { connection.close() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let stopped = queue.state.withLock { state in
+                state.closed = true
+                if !state.stopped { state.onStopped.append(continuation) }
+                return state.stopped
+            }
+            if stopped { continuation.resume() } else { queue.wake.signal() }
+        }
     }
 
     /// The limits on pooled reads.
@@ -138,12 +188,18 @@ public final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs `body` with a reader connection on the calling thread: only for bounded point lookups.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let connection =
-            try idleReaders.withLock { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
+        let idle = try idleReaders.withLock { readers in
+            guard readers != nil else { throw StoreError.closed }
+            return readers?.popLast()
+        }
+        let connection = try idle ?? SQLiteConnection(path: path, readOnly: true)
         defer {
-            idleReaders.withLock { readers in
-                if readers.count < maximumIdleReaders { readers.append(connection) }
+            let kept = idleReaders.withLock { readers in
+                guard readers != nil, readers!.count < maximumIdleReaders else { return false }
+                readers!.append(connection)
+                return true
             }
+            if !kept { connection.close() }
         }
         return try body(connection)
     }
@@ -154,19 +210,29 @@ public final class SQLiteDatabase: @unchecked Sendable {
     {
         try await withCheckedThrowingContinuation { continuation in
             let job = WriteJob(body: body, continuation: continuation)
-            queue.jobs.withLock { $0.append(job) }
-            queue.wake.signal()
+            let accepted = queue.state.withLock { state in
+                guard !state.closed else { return false }
+                state.jobs.append(job)
+                return true
+            }
+            if accepted {
+                queue.wake.signal()
+            } else {
+                continuation.resume(throwing: StoreError.closed)
+            }
         }
     }
 
-    private static func writerLoop(writer: SQLiteConnection, queue: WriteQueue) {
-        while true {
+    private static func writerLoop(writer: SQLiteConnection, queue: WriteQueue, wal: WALPolicy) {
+        var closing = false
+        while !closing {
             queue.wake.wait()
             while true {
                 // Take everything queued; swapping the array out keeps the lock short.
-                let waiting: [any PendingWrite] = queue.jobs.withLock { jobs in
+                let waiting: [any PendingWrite] = queue.state.withLock { state in
                     var taken: [any PendingWrite] = []
-                    swap(&taken, &jobs)
+                    swap(&taken, &state.jobs)
+                    if taken.isEmpty { closing = state.closed }
                     return taken
                 }
                 if waiting.isEmpty { break }
@@ -174,10 +240,18 @@ public final class SQLiteDatabase: @unchecked Sendable {
                 while start < waiting.count {
                     let end = min(start + maximumBatch, waiting.count)
                     commit(waiting[start..<end], on: writer)
+                    wal.checkpointIfNeeded(writer)
                     start = end
                 }
             }
         }
+        writer.close()
+        let waiters = queue.state.withLock { state in
+            state.stopped = true
+            defer { state.onStopped = [] }
+            return state.onStopped
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     private static func commit(_ batch: ArraySlice<any PendingWrite>, on writer: SQLiteConnection) {
@@ -218,42 +292,3 @@ public final class SQLiteDatabase: @unchecked Sendable {
 
 /// A job threw; its own error goes to its caller, this only unwinds its savepoint.
 private struct JobFailed: Error {}
-
-/// One step of the schema, applied once and recorded in `roost_schema`.
-public struct Migration: Sendable {
-    public let version: Int
-    public let name: String
-    public let sql: String
-
-    public init(version: Int, name: String, sql: String) {
-        self.version = version
-        self.name = name
-        self.sql = sql
-    }
-}
-
-struct Migrator {
-    let migrations: [Migration]
-
-    func migrate(_ connection: SQLiteConnection) throws {
-        try connection.execute(
-            "CREATE TABLE IF NOT EXISTS roost_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
-        )
-        let applied = Set(try connection.query("SELECT version FROM roost_schema") { $0.integer(0) })
-        for migration in migrations.sorted(by: { $0.version < $1.version })
-        where !applied.contains(Int64(migration.version)) {
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                try connection.execute(migration.sql)
-                let now = Int64(Date().timeIntervalSince1970 * 1000)
-                try connection.run(
-                    "INSERT INTO roost_schema (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(now))"
-                )
-                try connection.execute("COMMIT")
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
-            }
-        }
-    }
-}

@@ -36,6 +36,31 @@ public final class SQLiteStorage: Sendable {
             path: path, durability: durability, readLimits: readLimits, migrations: migrations)
     }
 
+    /// The integrity and schema of the database at `path`, read without migrating or recording
+    /// anything.
+    public static func inspect(databasePath path: String) throws -> (problems: [String], schema: SchemaStatus)
+    {
+        guard access(path, R_OK) == 0 else {
+            throw SQLiteError(code: 14, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        defer { connection.close() }
+        return (
+            try SQLiteBackup.integrityProblems(connection),
+            try Migrator(migrations: migrations).status(connection)
+        )
+    }
+
+    /// Applies the pending migrations to the database in `directory`, one transaction each;
+    /// `willApply` runs before each. Throws ``SchemaTooNewError`` for a newer database.
+    public static func migrate(directory: String, willApply: (Migration) -> Void) throws {
+        let path = directory + "/" + fileName
+        let connection = try SQLiteConnection(path: path)
+        defer { connection.close() }
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try Migrator(migrations: migrations).migrate(connection, path: path, willApply: willApply)
+    }
+
     /// Creates the database file 0600 before SQLite does (SQLite gives `-wal` and `-shm` the
     /// database file's mode), and takes group and world access away from files an older version
     /// made 0644: they hold password hashes and emails.

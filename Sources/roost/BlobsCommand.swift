@@ -80,7 +80,7 @@ func blobs(_ arguments: [String]) async -> Int32 {
         return 0
     } catch {
         printError("\(error)")
-        return 1
+        return exitStatus(for: error)
     }
 }
 

@@ -83,6 +83,6 @@ func index(_ arguments: [String]) async -> Int32 {
         return 0
     } catch {
         printError("\(error)")
-        return 1
+        return exitStatus(for: error)
     }
 }

@@ -102,7 +102,7 @@ func users(_ arguments: [String]) async -> Int32 {
         return 64
     } catch {
         printError("\(error)")
-        return 1
+        return exitStatus(for: error)
     }
 }
 

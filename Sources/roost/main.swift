@@ -2,8 +2,9 @@ import CRoostSystem
 import Foundation
 import RoostCore
 import RoostServer
+import RoostStore
 
-let version = "0.1.0"
+let version = RoostRelease.version
 
 let mainHelp = """
     roost \(version): a self-hosted backend for apps
@@ -17,6 +18,9 @@ let mainHelp = """
       index      Index JSON fields for fast queries
       app        Check an app definition (roost.json) or apply it to a running server
       blobs      Remove blob files nothing refers to any more
+      backup     Copy the data folder while the server runs
+      restore    Replace the data folder with a backup
+      migrate    List (--dry-run) or apply the schema migrations this version brings
       version    Print the version
       help       Show help for a command, e.g. 'roost help serve'
 
@@ -105,6 +109,9 @@ func serve(_ arguments: [String]) async -> Int32 {
     } catch let error as AppDefinitionError {
         printError("cannot start: \(configuration.appDefinitionPath ?? "app definition"): \(error)")
         return 65
+    } catch let error as SchemaTooNewError {
+        printError("cannot start: \(error)")
+        return schemaTooNewExitStatus
     } catch {
         printError("cannot start: \(error)")
         return 1
@@ -189,6 +196,12 @@ case nil, "help", "--help", "-h":
         print(indexHelp)
     } else if arguments.count > 1, arguments[1] == "app" {
         print(appHelp)
+    } else if arguments.count > 1, arguments[1] == "backup" {
+        print(backupHelp)
+    } else if arguments.count > 1, arguments[1] == "restore" {
+        print(restoreHelp)
+    } else if arguments.count > 1, arguments[1] == "migrate" {
+        print(migrateHelp)
     } else {
         print(mainHelp)
     }
@@ -206,6 +219,12 @@ case "app":
     status = await app(Array(arguments.dropFirst()))
 case "blobs":
     status = await blobs(Array(arguments.dropFirst()))
+case "backup":
+    status = await backup(Array(arguments.dropFirst()))
+case "restore":
+    status = await restore(Array(arguments.dropFirst()))
+case "migrate":
+    status = await migrate(Array(arguments.dropFirst()))
 default:
     printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
     status = 64

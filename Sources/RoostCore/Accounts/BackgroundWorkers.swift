@@ -12,6 +12,9 @@ public final class BackgroundWorkers: Sendable {
     private final class Queue: Sendable {
         let jobs = Mutex<[@Sendable () -> Void]>([])
         let ready = DispatchSemaphore(value: 0)
+        /// Set by ``stop()``; the threads end once the queue is empty, the last resumes the waiters.
+        let lifecycle = Mutex<(stopping: Bool, running: Int, onStopped: [CheckedContinuation<Void, Never>])>(
+            (false, 0, []))
         /// Kernel ids of the worker threads, so callers can check where they run.
         let threadIDs = Mutex<Set<Int>>([])
     }
@@ -41,6 +44,7 @@ public final class BackgroundWorkers: Sendable {
     public init(threads: Int, name: String, lowPriority: Bool = true, queueLimit: Int = .max) {
         self.threads = max(1, threads)
         self.queueLimit = max(0, queueLimit)
+        queue.lifecycle.withLock { $0.running = self.threads }
         for index in 0..<self.threads {
             let threadName = "\(name)-\(index)"
             let thread = Thread { [queue] in
@@ -49,13 +53,41 @@ public final class BackgroundWorkers: Sendable {
                 while true {
                     queue.ready.wait()
                     let job = queue.jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-                    job?()
+                    guard let job else {
+                        if queue.lifecycle.withLock({ $0.stopping }) { break }
+                        continue
+                    }
+                    job()
                 }
+                let waiters = queue.lifecycle.withLock { state in
+                    state.running -= 1
+                    guard state.running == 0 else { return [CheckedContinuation<Void, Never>]() }
+                    defer { state.onStopped = [] }
+                    return state.onStopped
+                }
+                for waiter in waiters { waiter.resume() }
             }
             thread.name = threadName
             thread.start()
         }
     }
+
+    /// Lets the queued jobs run, then ends the threads; returns once all have ended. Work handed
+    /// over afterwards runs on the caller's thread.
+    public func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (wasStopping, stopped) = queue.lifecycle.withLock { state in
+                let wasStopping = state.stopping
+                state.stopping = true
+                if state.running > 0 { state.onStopped.append(continuation) }
+                return (wasStopping, state.running == 0)
+            }
+            if !wasStopping { for _ in 0..<threads { queue.ready.signal() } }
+            if stopped { continuation.resume() }
+        }
+    }
+
+    private var isStopping: Bool { queue.lifecycle.withLock { $0.stopping } }
 
     /// Whether the calling thread is one of these workers.
     public var isCurrentThreadAWorker: Bool {
@@ -67,7 +99,8 @@ public final class BackgroundWorkers: Sendable {
 
     /// Runs `work` on a worker thread and returns its result.
     public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
+        if isStopping { return work() }
+        return await withCheckedContinuation { continuation in
             queue.jobs.withLock { $0.append { continuation.resume(returning: work()) } }
             queue.ready.signal()
         }
@@ -76,7 +109,8 @@ public final class BackgroundWorkers: Sendable {
     /// Runs `work` on a worker thread, or throws ``QueueFull`` at once when `queueLimit` jobs are
     /// already waiting for a thread (jobs running on a thread do not count).
     public func runBounded<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        if isStopping { return work() }
+        return try await withCheckedThrowingContinuation { continuation in
             let accepted = queue.jobs.withLock { jobs in
                 guard jobs.count < queueLimit else { return false }
                 jobs.append { continuation.resume(returning: work()) }
