@@ -113,8 +113,9 @@ let unknownCollectionExitStatus: Int32 = 67
 private func refuseUnknownCollection(_ collection: String, store: SQLiteObjectStore, appPath: String?)
     async throws -> Int32?
 {
-    var declared = false
-    if let appPath {
+    // Without a definition, the built-in collections (FFUser, FFUserGroup) are still known.
+    var declared = AppDefinition().declares(collection)
+    if let appPath, !declared {
         do {
             declared = try AppDefinitionSource.load(appPath).declares(collection)
         } catch {

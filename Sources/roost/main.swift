@@ -33,10 +33,19 @@ let versionHelp = """
     'swift build' says "commit unknown".
     """
 
+let helpHelp = """
+    Show help for a command: the same text as 'roost COMMAND --help'.
+
+    USAGE:
+      roost help [COMMAND]
+
+    Without a command, lists the commands.
+    """
+
 /// Each command's help: what both 'roost help COMMAND' and 'roost COMMAND --help' print.
 let commandHelp: [String: () -> String] = [
     "serve": serveHelp, "users": { usersHelp }, "index": { indexHelp }, "app": { appHelp },
-    "blobs": { blobsHelp }, "version": { versionHelp }, "help": { mainHelp },
+    "blobs": { blobsHelp }, "version": { versionHelp }, "help": { helpHelp },
 ]
 
 func serveHelp() -> String {
@@ -196,17 +205,17 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first != "app" { umask(0o077) }
 let status: Int32
 switch arguments.first {
-case nil, "help", "--help", "-h":
-    if arguments.count > 1 {
-        if let help = commandHelp[arguments[1]] {
-            print(help())
-            status = 0
-        } else {
-            printError("unknown command '\(arguments[1])'\nRun 'roost --help' for the commands.")
-            status = 64
-        }
+case nil, "--help", "-h":
+    print(mainHelp)
+    status = 0
+case "help":
+    // 'roost help --help' is help about help, like any 'roost COMMAND --help'.
+    let topic = arguments.dropFirst().first.map { ["-h", "--help"].contains($0) ? "help" : $0 }
+    if let topic, commandHelp[topic] == nil {
+        printError("unknown command '\(topic)'\nRun 'roost --help' for the commands.")
+        status = 64
     } else {
-        print(mainHelp)
+        print(topic.flatMap { commandHelp[$0]?() } ?? mainHelp)
         status = 0
     }
 case "version", "--version":
