@@ -48,7 +48,8 @@ struct DeployTests {
         try Data(text.utf8).write(to: URL(fileURLWithPath: unit))
         let verify = try await runProgram(try #require(Self.program("systemd-analyze")), ["verify", unit])
         #expect(verify.status == 0, "\(verify.output)\(verify.errorOutput)")
-        #expect(verify.errorOutput == "", "\(verify.errorOutput)")
+        // Other units on the machine may draw warnings; none may concern this one.
+        #expect(!verify.errorOutput.contains("roost.service"), "\(verify.errorOutput)")
     }
 
     @Test(
