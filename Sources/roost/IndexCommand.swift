@@ -35,7 +35,7 @@ func index(_ arguments: [String]) async -> Int32 {
     rest.removeAll { $0 == "--force" }
     var appPath = ProcessInfo.processInfo.environment["ROOST_APP"].flatMap { $0.isEmpty ? nil : $0 }
     if let flag = rest.firstIndex(of: "--app") {
-        guard flag + 1 < rest.count else {
+        guard flag + 1 < rest.count, !rest[flag + 1].hasPrefix("-") else {
             printError("--app needs a value (FILE)\nRun 'roost index --help' for the options.")
             return 64
         }

@@ -185,6 +185,21 @@ struct CLIAdminTests {
                 + "declare it. Collections with objects: Celebrity. "
                 + "Check the name, or pass --force to index it before its first object.\n")
 
+        let unreadable = directory + "-missing.json"
+        let badDefinition = try await runRoost([
+            "index", "create", "Post", "title", "--app", unreadable, "--data-dir", directory,
+        ])
+        #expect(badDefinition.status == 65)
+        #expect(
+            badDefinition.errorOutput
+                == "roost: \(unreadable): cannot read '\(unreadable)'; check that the file exists and is readable\n"
+        )
+        let noValue = try await runRoost([
+            "index", "create", "Post", "title", "--app", "--data-dir", directory,
+        ])
+        #expect(noValue.status == 64)
+        #expect(noValue.errorOutput.hasPrefix("roost: --app needs a value (FILE)\n"))
+
         for arguments in [
             ["Celebrity", "name"], ["Post", "title", "--app", definition], ["Celebrty", "name", "--force"],
             ["FFUser", "email"],
