@@ -15,9 +15,11 @@ struct UserSummary {
     static func all(in store: any ObjectStore) async throws -> [UserSummary] {
         var users: [UserSummary] = []
         let pageSize = ObjectService.maximumPageSize
+        var start = 0
         while true {
             let page = try await store.list(
-                ListRequest(collection: AccountService.userCollection, start: users.count, count: pageSize))
+                ListRequest(collection: AccountService.userCollection, start: start, count: pageSize))
+            start += page.documents.count
             for document in page.documents {
                 guard case .object(let fields) = try JSONParser.parse(document) else { continue }
                 users.append(

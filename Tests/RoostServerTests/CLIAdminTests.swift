@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 import RoostTestSupport
 import Testing
 
@@ -73,6 +74,27 @@ struct CLIAdminTests {
                 == #"[{"userName":"root","email":"root@example.com","guid":"\#(root)","admin":true,"active":true},"#
                 + #"{"userName":"bob","email":null,"guid":"\#(bob)","admin":false,"active":false}]"# + "\n")
         try await server.stop(signal: SIGTERM)
+    }
+
+    @Test("users list reads every page: 1,001 users, in the order they were made")
+    func listUsersPastOnePage() async throws {
+        let directory = try await makeDataFolder()
+        // FFUser objects straight into the store: hashing 1,001 passwords would take minutes.
+        let storage = try SQLiteStorage(directory: directory)
+        for number in 0...1000 {
+            let guid = String(format: "u%04d", number)
+            let document = #"{"guid":"\#(guid)","userName":"user\#(number)","active":true}"#
+            try await storage.objects.insert(
+                StoredObject(
+                    collection: "FFUser", guid: guid, document: Array(document.utf8), createdBy: guid,
+                    createdAt: Int64(number), updatedBy: guid, updatedAt: Int64(number), version: 1))
+        }
+        let listed = try await runRoost(["users", "list", "--json", "--data-dir", directory])
+        #expect(listed.status == 0, "\(listed.errorOutput)")
+        let users = try #require(
+            try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]])
+        #expect(users.count == 1001)
+        #expect(users.map { $0["userName"] as? String } == (0...1000).map { "user\($0)" })
     }
 
     @Test("promote and demote change what a live session may do, at its next request")
