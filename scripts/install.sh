@@ -49,7 +49,7 @@ commit="${ROOST_COMMIT:-$(git describe --always --dirty --abbrev=12 2>/dev/null 
 stamp=Sources/roost/BuildCommit.swift
 trap 'rm -f "$stamp"' EXIT
 if [ -n "$commit" ]; then
-    case "$commit" in *[!A-Za-z0-9._-]*) echo "install: odd commit name '$commit'" >&2; exit 65 ;; esac
+    case "$commit" in *[!A-Za-z0-9._/+-]*) echo "install: odd commit name '$commit'" >&2; exit 65 ;; esac
     printf '// Written by scripts/install.sh for one build; git ignores it.\nextension BuildInfo {\n    static var commit: String? { "%s" }\n}\n' "$commit" >"$stamp"
 fi
 

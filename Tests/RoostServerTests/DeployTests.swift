@@ -80,7 +80,9 @@ struct DeployTests {
         #expect(dockerfile.contains("\nUSER roost\n"))
     }
 
-    @Test("scripts/install.sh explains itself and refuses unknown options without building")
+    @Test(
+        "scripts/install.sh explains itself and refuses unknown options and odd commit names without building"
+    )
     func installScriptOptions() async throws {
         let script = Self.root.appendingPathComponent("scripts/install.sh").path
         let help = try await runProgram(script, ["--help"])
@@ -92,5 +94,13 @@ struct DeployTests {
         let noPrefix = try await runProgram(script, ["--prefix"])
         #expect(noPrefix.status == 64)
         #expect(noPrefix.errorOutput == "install: --prefix needs a folder\n")
+        // The commit becomes a Swift string literal: nothing that could end it gets in.
+        let quoted = try await runProgram(
+            "/usr/bin/env", [#"ROOST_COMMIT=v1"; exit(1)"#, script, "--no-deps"])
+        #expect(quoted.status == 65)
+        #expect(quoted.errorOutput == #"install: odd commit name 'v1"; exit(1)'"# + "\n")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: Self.root.appendingPathComponent("Sources/roost/BuildCommit.swift").path))
     }
 }
