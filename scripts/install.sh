@@ -80,15 +80,19 @@ if [ -f "$target" ] && cmp -s "$binary" "$target"; then
     echo "install: $target is already this build"
 else
     $sudo install -d -m 0755 "$prefix/bin"
-    # install(1) writes a new file and renames it: a running server keeps its old binary.
-    $sudo install -m 0755 "$binary" "$target"
+    # Written beside the old one and renamed over it: a service starting meanwhile finds one whole
+    # binary or the other, and a running server keeps its old one (no "Text file busy").
+    $sudo install -m 0755 "$binary" "$target.new"
+    $sudo mv -f "$target.new" "$target"
     echo "install: installed $target"
 fi
 "$target" version
 
 if $systemd; then
     if ! id roost >/dev/null 2>&1; then
-        $sudo useradd --system --user-group --home-dir /var/lib/roost --no-create-home \
+        group=--user-group
+        getent group roost >/dev/null && group="--gid roost"
+        $sudo useradd --system $group --home-dir /var/lib/roost --no-create-home \
             --shell /usr/sbin/nologin --comment "Roost server" roost
         echo "install: created the system user 'roost'"
     fi
