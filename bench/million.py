@@ -23,9 +23,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="roost-million-")
     data = os.path.join(tmp, "data")
     try:
-        subprocess.run([args.roost, "index", "list", "--data-dir", data], check=False, capture_output=True)
-        os.makedirs(data, exist_ok=True)
-        subprocess.run([args.roost, "index", "list", "--data-dir", data], check=True, capture_output=True)
+        # The server makes the schema (admin commands refuse a folder that holds no database).
+        port = free_port()
+        proc = subprocess.Popen([args.roost, "serve", "--port", str(port), "--data-dir", data],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(port, "/health")
+        proc.terminate()
+        proc.wait(30)
         db = sqlite3.connect(os.path.join(data, "roost.sqlite"))
         db.execute("PRAGMA synchronous = OFF")
         started = time.time()

@@ -48,10 +48,7 @@ func blobs(_ arguments: [String]) async -> Int32 {
     else {
         return 64
     }
-    guard FileManager.default.fileExists(atPath: dataDirectory + "/roost.sqlite") else {
-        printError("there is no Roost database in \(dataDirectory); pass --data-dir")
-        return 66
-    }
+    if let status = requireRoostDatabase(dataDirectory) { return status }
     // Beside a running server, a blob between its upload's rename and commit is young and
     // unreferenced: only a minimum age keeps gc from taking it. Without a server, hold the folder.
     if minimumAge < minimumAgeBesideServer,

@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 
 /// The exclusive lock on a data folder: one server (or one admin command that must not run
 /// beside a server) at a time.
@@ -96,4 +97,33 @@ func warnIfDataFolderIsShared(_ directory: String) {
     printError(
         "warning: the data folder \(directory) is open to other users (mode \(mode)); it holds password "
             + "hashes and emails. Run: chmod 700 \(directory)")
+}
+
+/// The exit status of an admin command pointed at a folder that holds no Roost database.
+let noDatabaseExitStatus: Int32 = 66
+
+/// Whether `directory` holds a Roost database: `roost.sqlite`, and a SQLite file at that.
+func holdsRoostDatabase(_ directory: String) -> Bool {
+    guard let handle = FileHandle(forReadingAtPath: directory + "/" + SQLiteStorage.fileName) else {
+        return false
+    }
+    defer { try? handle.close() }
+    let header = (try? handle.read(upToCount: 16)) ?? Data()
+    return header == Data("SQLite format 3\0".utf8)
+}
+
+/// Admin commands act on the database a server made; one pointed at the wrong folder (a typo,
+/// a missing --data-dir) must say so rather than create an empty database the server never reads.
+/// Prints why and returns the exit status when `directory` holds no Roost database.
+func requireRoostDatabase(_ directory: String) -> Int32? {
+    guard !holdsRoostDatabase(directory) else { return nil }
+    let missing =
+        FileManager.default.fileExists(atPath: directory)
+        ? "there is no Roost database in \(directory) (no \(SQLiteStorage.fileName))"
+        : "there is no data folder at \(directory)"
+    printError(
+        "\(missing); nothing was created. "
+            + "Pass the folder the server uses with --data-dir (or ROOST_DATA_DIR), "
+            + "or start 'roost serve --data-dir \(directory)' once to create it.")
+    return noDatabaseExitStatus
 }

@@ -6,7 +6,10 @@ let usersHelp = """
     Manage user accounts in a data folder (the server may be running).
 
     USAGE:
+      roost users list [--json] [options]
       roost users create NAME [--email EMAIL] [--admin] [options]
+      roost users promote NAME [options]
+      roost users demote NAME [options]
       roost users reset-password NAME [options]
       roost users delete NAME [options]
 
@@ -15,11 +18,20 @@ let usersHelp = """
       --password-stdin      read the password from standard input instead of prompting
       --email EMAIL         the new user's email (create only)
       --admin               make the new user an administrator (create only)
+      --json                print the users as a JSON array (list only)
       -h, --help            show this help
 
+    list prints every user: name, email, guid, admin, active. promote makes a user an
+    administrator and demote takes it away; their sessions take the change at once.
     Passwords are asked for twice without echo when the terminal is interactive; otherwise the
     first line of standard input is the password. reset-password ends every session of the user.
+    The data folder must hold the server's database: start 'roost serve' on it once first.
     """
+
+/// The actions of `roost users`, and whether each takes a user name.
+private let userActions = [
+    "list": false, "create": true, "promote": true, "demote": true, "reset-password": true, "delete": true,
+]
 
 /// `roost users ...`: returns the exit status.
 func users(_ arguments: [String]) async -> Int32 {
@@ -31,6 +43,7 @@ func users(_ arguments: [String]) async -> Int32 {
     var email: String?
     var admin = false
     var passwordFromStdin = false
+    var json = false
     var names: [String] = []
     var index = 1
     while index < arguments.count {
@@ -49,6 +62,7 @@ func users(_ arguments: [String]) async -> Int32 {
             index += 1
         case "--admin": admin = true
         case "--password-stdin": passwordFromStdin = true
+        case "--json": json = true
         case "-h", "--help":
             print(usersHelp)
             return 0
@@ -61,18 +75,23 @@ func users(_ arguments: [String]) async -> Int32 {
         }
         index += 1
     }
-    guard ["create", "reset-password", "delete"].contains(action) else {
+    guard let takesName = userActions[action] else {
         printError("unknown users command '\(action)'\nRun 'roost users --help' for the commands.")
         return 64
     }
-    guard names.count == 1, let name = names.first else {
-        printError("'roost users \(action)' takes one user name\nRun 'roost users --help' for the usage.")
+    guard takesName ? names.count == 1 : names.isEmpty else {
+        printError(
+            takesName
+                ? "'roost users \(action)' takes one user name\nRun 'roost users --help' for the usage."
+                : "'roost users \(action)' takes no user name\nRun 'roost users --help' for the usage.")
         return 64
     }
-    guard FileManager.default.fileExists(atPath: dataDirectory) || action == "create" else {
-        printError("there is no data folder at \(dataDirectory); pass --data-dir")
-        return 66
+    guard !json || action == "list" else {
+        printError("--json is for 'roost users list'\nRun 'roost users --help' for the options.")
+        return 64
     }
+    if let status = requireRoostDatabase(dataDirectory) { return status }
+    let name = names.first ?? ""
     do {
         let storage = try SQLiteStorage(directory: dataDirectory)
         let accounts = AccountService(
@@ -80,6 +99,22 @@ func users(_ arguments: [String]) async -> Int32 {
             guids: RandomGuidGenerator(),
             throttle: LoginThrottle(clock: SystemClock()), decoyHash: "")
         switch action {
+        case "list":
+            let users = try await UserSummary.all(in: storage.objects)
+            say(json ? UserSummary.json(users) : UserSummary.table(users))
+        case "promote", "demote":
+            let promote = action == "promote"
+            let (user, changed) = try await accounts.setAdmin(userName: name, promote)
+            let guid = user.guid
+            if !changed {
+                say(
+                    "'\(name)' \(promote ? "is already" : "is not") an administrator (guid \(guid)); nothing changed"
+                )
+            } else if promote {
+                say("'\(name)' is now an administrator (guid \(guid))")
+            } else {
+                say("'\(name)' is no longer an administrator (guid \(guid))")
+            }
         case "create":
             let password = try readPassword(fromStdin: passwordFromStdin)
             let user = try await accounts.createUser(

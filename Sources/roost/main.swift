@@ -14,18 +14,44 @@ let mainHelp = """
 
     COMMANDS:
       serve      Run the server (SQLite in the data folder)
-      users      Create administrators, reset passwords, delete users
+      users      List users, create administrators, promote, demote, reset passwords, delete
       index      Index JSON fields for fast queries
       app        Check an app definition (roost.json) or apply it to a running server
       blobs      Remove blob files nothing refers to any more
       backup     Copy the data folder while the server runs
       restore    Replace the data folder with a backup
       migrate    List (--dry-run) or apply the schema migrations this version brings
-      version    Print the version
+      version    Print the version and the commit it was built from
       help       Show help for a command, e.g. 'roost help serve'
 
-    Run 'roost serve --help' for the server's options.
+    'roost help COMMAND' and 'roost COMMAND --help' print the same help.
     """
+
+let versionHelp = """
+    Print Roost's version and the git commit it was built from.
+
+    USAGE:
+      roost version
+
+    The commit is stamped by scripts/install.sh (and so by deploy/Dockerfile); a plain
+    'swift build' says "commit unknown".
+    """
+
+let helpHelp = """
+    Show help for a command: the same text as 'roost COMMAND --help'.
+
+    USAGE:
+      roost help [COMMAND]
+
+    Without a command, lists the commands.
+    """
+
+/// Each command's help: what both 'roost help COMMAND' and 'roost COMMAND --help' print.
+let commandHelp: [String: () -> String] = [
+    "serve": serveHelp, "users": { usersHelp }, "index": { indexHelp }, "app": { appHelp },
+    "blobs": { blobsHelp }, "backup": { backupHelp }, "restore": { restoreHelp },
+    "migrate": { migrateHelp }, "version": { versionHelp }, "help": { helpHelp },
+]
 
 func serveHelp() -> String {
     var lines = [
@@ -187,27 +213,25 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first != "app" { umask(0o077) }
 let status: Int32
 switch arguments.first {
-case nil, "help", "--help", "-h":
-    if arguments.count > 1, arguments[1] == "serve" {
-        print(serveHelp())
-    } else if arguments.count > 1, arguments[1] == "users" {
-        print(usersHelp)
-    } else if arguments.count > 1, arguments[1] == "index" {
-        print(indexHelp)
-    } else if arguments.count > 1, arguments[1] == "app" {
-        print(appHelp)
-    } else if arguments.count > 1, arguments[1] == "backup" {
-        print(backupHelp)
-    } else if arguments.count > 1, arguments[1] == "restore" {
-        print(restoreHelp)
-    } else if arguments.count > 1, arguments[1] == "migrate" {
-        print(migrateHelp)
-    } else {
-        print(mainHelp)
-    }
+case nil, "--help", "-h":
+    print(mainHelp)
     status = 0
+case "help":
+    // 'roost help --help' is help about help, like any 'roost COMMAND --help'.
+    let topic = arguments.dropFirst().first.map { ["-h", "--help"].contains($0) ? "help" : $0 }
+    if let topic, commandHelp[topic] == nil {
+        printError("unknown command '\(topic)'\nRun 'roost --help' for the commands.")
+        status = 64
+    } else {
+        print(topic.flatMap { commandHelp[$0]?() } ?? mainHelp)
+        status = 0
+    }
 case "version", "--version":
-    print("roost \(version)")
+    if arguments.dropFirst().contains(where: { ["-h", "--help"].contains($0) }) {
+        print(versionHelp)
+    } else {
+        print("roost \(version) (commit \(BuildInfo.commit ?? "unknown"))")
+    }
     status = 0
 case "serve":
     status = await serve(Array(arguments.dropFirst()))

@@ -9,7 +9,7 @@ struct CommandLineTests {
         let main = try await runRoost(["--help"])
         #expect(main.status == 0)
         #expect(main.output.contains("USAGE:\n  roost <command> [options]"))
-        #expect(main.output.contains("users      Create administrators"))
+        #expect(main.output.contains("users      List users, create administrators"))
         let serve = try await runRoost(["serve", "--help"])
         #expect(serve.status == 0)
         #expect(serve.output.contains("--data-dir PATH"))
@@ -47,9 +47,9 @@ struct CommandLineTests {
 
     @Test("index create, list and drop")
     func indexes() async throws {
-        let directory = TestServer.makeTemporaryDirectory()
+        let directory = try await makeDataFolder()
         let created = try await runRoost([
-            "index", "create", "Celebrity", "address.city", "--data-dir", directory,
+            "index", "create", "Celebrity", "address.city", "--force", "--data-dir", directory,
         ])
         #expect(created.status == 0, "\(created.errorOutput)")
         #expect(
@@ -69,6 +69,8 @@ struct CommandLineTests {
     @Test("users create --admin, reset-password and delete act on a running server's data")
     func userAdministration() async throws {
         let directory = TestServer.makeTemporaryDirectory()
+        // Admin commands act on the database a server made, and work beside it.
+        let server = try RoostProcess(dataDirectory: directory)
         let created = try await runRoost(
             ["users", "create", "root", "--admin", "--email", "root@example.com", "--data-dir", directory],
             input: "first-password\n")
@@ -80,7 +82,6 @@ struct CommandLineTests {
         #expect(again.status == 65)
         #expect(again.errorOutput.contains("That userName is already registered"))
 
-        let server = try RoostProcess(dataDirectory: directory)
         let client = TestHTTPClient(port: server.port)
         let token = try await client.login("root", password: "first-password")
         let session = try await client.send("GET", "/ff/session", headers: [("X-Token", token)])

@@ -61,7 +61,9 @@ struct HostileOpsTests {
         #expect(try await first.stop(signal: SIGTERM) == 0)
         #expect(!FileManager.default.fileExists(atPath: directory + "/roost.pid"))
         // The lock dies with its process: the folder is free again, for a server or an index build.
-        #expect(try await runRoost(["index", "create", "A", "name", "--data-dir", directory]).status == 0)
+        #expect(
+            try await runRoost(["index", "create", "A", "name", "--force", "--data-dir", directory]).status
+                == 0)
         let next = try RoostProcess(dataDirectory: directory, arguments: arguments)
         #expect(try await next.stop(signal: SIGTERM) == 0)
     }

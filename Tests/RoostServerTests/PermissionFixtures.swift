@@ -45,7 +45,8 @@ struct PermissionWorld: Sendable {
     }
 
     static func make(definition: String = permissionDefinition) async throws -> PermissionWorld {
-        let directory = TestServer.makeTemporaryDirectory()
+        // Admin commands act only on a database a server made.
+        let directory = try await makeDataFolder()
         let admin = try await runRoost(
             ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
         guard admin.status == 0 else { throw TestClientError(description: admin.errorOutput) }

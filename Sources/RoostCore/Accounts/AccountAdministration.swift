@@ -28,6 +28,39 @@ extension AccountService {
         _ = try await accounts.deleteAccount(userGuid: account.userGuid)
     }
 
+    /// Makes a user an administrator or takes it away (`roost users promote|demote`): the `admin`
+    /// field of their `FFUser` object, the one `createUser(admin:)` sets and access checks read on
+    /// every request, so live sessions take the change at once. `updatedBy` becomes null: no user
+    /// made the change. Returns the user object, and whether it changed (false when the user
+    /// already had that standing).
+    public func setAdmin(userName: String, _ admin: Bool) async throws -> (user: StoredObject, changed: Bool)
+    {
+        let account = try await existingAccount(userName)
+        for _ in 0..<ObjectService.writeAttempts {
+            guard let current = try await objects.object(in: Self.userCollection, guid: account.userGuid)
+            else {
+                throw RoostError.notFound(collection: Self.userCollection, guid: account.userGuid)
+            }
+            var (fields, _) = try ObjectService.split(current.document)
+            if (fields["admin"] == .bool(true)) == admin { return (current, false) }
+            fields["admin"] = .bool(admin)
+            var next = ObjectService.makeObject(
+                collection: Self.userCollection, guid: current.guid, fields: fields,
+                createdBy: current.createdBy,
+                createdAt: current.createdAt, updatedBy: nil,
+                updatedAt: max(clock.nowMilliseconds(), current.updatedAt), version: current.version + 1)
+            next.acl = current.acl
+            do {
+                try await objects.update(next, expectedVersion: current.version)
+                return (next, true)
+            } catch StoreError.versionChanged {
+                continue
+            }
+        }
+        throw RoostError.writeContention(
+            collection: Self.userCollection, guid: account.userGuid, attempts: ObjectService.writeAttempts)
+    }
+
     private func existingAccount(_ identifier: String) async throws -> AccountRecord {
         guard let account = try await accounts.account(identifiedBy: Self.identifierKey(identifier)) else {
             throw RoostError(
