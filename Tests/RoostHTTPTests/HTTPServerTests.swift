@@ -165,11 +165,23 @@ struct HTTPServerTests {
 
     @Test("shutdown lets a request in flight finish, then stops accepting")
     func gracefulShutdown() async throws {
-        let server = try makeServer()
+        // The handler holds its request until shutdown has begun, so the request is in flight
+        // however slowly a loaded machine delivers it.
+        let gate = Gate()
+        var router = Router { _, _ in Response(status: 500) }
+        router.on(.get, "/slow") { _ in
+            await gate.wait()
+            return Response(status: 200, body: Array("slow".utf8))
+        }
+        let server = HTTPServer(configuration: .init(port: 0, loopCount: 1), responder: router)
+        try server.start()
         let port = server.port
         async let slow = TestHTTPClient(port: port).send("GET", "/slow")
-        try await Task.sleep(nanoseconds: 200_000_000)
-        await server.shutdown()
+        await gate.waitUntilSomeoneWaits()
+        async let stopped: Void = server.shutdown()
+        try await Task.sleep(nanoseconds: 100_000_000)
+        await gate.open()
+        await stopped
         let response = try await slow
         #expect(response.status == 200)
         #expect(response.text == "slow")
