@@ -41,6 +41,8 @@ final class Connection: @unchecked Sendable {
     private var waitingForDrain = false
     /// This connection receives an upload, counted in the server's ``UploadSlots``.
     var holdsUploadSlot = false
+    /// The client address the held upload slot counts against.
+    var uploadSlotClient = ""
     var streamStartedAt: UInt64 = 0
     var streamBytes = 0
     /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
@@ -153,9 +155,10 @@ final class Connection: @unchecked Sendable {
                 return
             case .streamStart(let head):
                 let configuration = loop.server.configuration
+                uploadSlotClient = uploadClient(head)
                 guard
                     loop.server.uploads.acquire(
-                        remoteAddress, total: configuration.maxUploads,
+                        uploadSlotClient, total: configuration.maxUploads,
                         perClient: configuration.maxUploadsPerClient)
                 else { return sendError(Self.uploadsBusy, retryAfter: 5) }
                 holdsUploadSlot = true
