@@ -129,7 +129,10 @@ enum ForwardedHeader {
     private static func isPort(_ text: Substring) -> Bool {
         // RFC 7239 also allows an obfuscated port (`_abc`).
         if text.first == "_" { return text.count > 1 && text.utf8.allSatisfy { isTokenByte($0) } }
-        return (1...5).contains(text.utf8.count) && text.utf8.allSatisfy { (48...57).contains($0) }
+        guard (1...5).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }),
+            let port = Int(text)
+        else { return false }
+        return port <= 65535
     }
 
     /// RFC 9110's tchar.

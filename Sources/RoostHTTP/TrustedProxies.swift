@@ -56,6 +56,7 @@ public struct IPAddress: Sendable, Equatable {
 public struct TrustedProxiesError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+    public init(message: String) { self.message = message }
 }
 
 /// The reverse proxies whose forwarding headers are believed (`--trusted-proxies`): a list of
