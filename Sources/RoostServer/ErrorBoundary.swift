@@ -121,11 +121,8 @@ struct ErrorBoundary: Sendable {
             logDiskFull()
             response.headers.set("Retry-After", String(RoostError.insufficientStorageRetryAfter))
         }
-        let id = requestIDs.next()
-        logger.debug(
-            "request refused by the HTTP layer", requestID: id,
-            fields: [("status", String(error.status)), ("code", error.code)])
-        response.headers.add(RequestIDs.header, id)
+        // The access log records the refusal under this id.
+        response.headers.add(RequestIDs.header, requestIDs.next())
         return response
     }
 }
