@@ -255,4 +255,45 @@ import Testing
         #expect(replay.header("Idempotent-Replayed") == "true")
         #expect(replay.json["guid"] as? String == first.json["guid"] as? String)
     }
+
+    @Test(arguments: [true, false])
+    func theUploadCapPerClientCountsForwardedClients(trusting: Bool) async throws {
+        let server = try await TestServer { configuration in
+            configuration.appDefinition = openRules
+            configuration.maxUploadsPerClient = 1
+            if trusting { configuration.trustedProxies = try! TrustedProxies("127.0.0.1") }
+        }
+        defer { Task { await server.stop() } }
+        let created = try await server.client.send("POST", "/ff/resources/A", json: "{}")
+        let object = "/ff/resources/A/\(try #require(created.json["guid"] as? String))"
+        func upload(_ member: String, from address: String) -> String {
+            "PUT \(object)/\(member) HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nX-Forwarded-For: \(address)\r\nContent-Length: 10\r\n\r\n"
+        }
+        let first = try RawConnection(port: server.port)
+        first.send(upload("one", from: "198.51.100.1"))
+        #expect(try await first.response(head: true).status == 100)
+        let second = try RawConnection(port: server.port)
+        second.send(upload("two", from: "198.51.100.2"))
+        let secondAnswer = try await second.response(head: true)
+        if trusting {
+            // Another client behind the same proxy has a slot of its own; the same one does not.
+            #expect(secondAnswer.status == 100)
+            let third = try RawConnection(port: server.port)
+            third.send(upload("three", from: "198.51.100.1"))
+            let refused = try await third.response()
+            #expect(refused.status == 503)
+            #expect(refused.json["code"] as? String == "server_busy")
+            second.send("0123456789")
+            #expect(try await second.response().status == 200)
+        } else {
+            // Every client behind the proxy shares the proxy's one slot.
+            #expect(secondAnswer.status == 503)
+        }
+        first.send("0123456789")
+        #expect(try await first.response().status == 200)
+        // The slot is free again once the body is in.
+        let again = try await server.client.send(
+            "PUT", "\(object)/four", headers: [("X-Forwarded-For", "198.51.100.1")], body: Array("0123456789".utf8))
+        #expect(again.status == 200)
+    }
 }
