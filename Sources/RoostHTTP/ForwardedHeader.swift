@@ -97,7 +97,8 @@ enum ForwardedHeader {
             return text.utf8.allSatisfy { isTokenByte($0) } ? .unknown : nil
         }
         if text.first == "[" {
-            guard let close = text.firstIndex(of: "]"), let address = IPAddress(text[text.index(after: text.startIndex)..<close]),
+            guard let close = text.firstIndex(of: "]"),
+                let address = IPAddress(text[text.index(after: text.startIndex)..<close]),
                 !address.isIPv4
             else { return nil }
             let rest = text[text.index(after: close)...]

@@ -137,7 +137,9 @@ public final class Logger: Sendable {
             case UInt8(ascii: "\t"): bytes += #"\t"#.utf8
             case 0..<0x20, 0x7f:
                 let digits = Array("0123456789abcdef".utf8)
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "x"), digits[Int(byte >> 4)], digits[Int(byte & 15)]]
+                bytes += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "x"), digits[Int(byte >> 4)], digits[Int(byte & 15)],
+                ]
             default: bytes.append(byte)
             }
         }

@@ -20,12 +20,16 @@ public struct IPAddress: Sendable, Equatable {
             withUnsafeMutableBytes(of: &raw) { bytes in
                 bytes[10] = 0xff
                 bytes[11] = 0xff
-                withUnsafeBytes(of: v4) { bytes.baseAddress!.advanced(by: 12).copyMemory(from: $0.baseAddress!, byteCount: 4) }
+                withUnsafeBytes(of: v4) {
+                    bytes.baseAddress!.advanced(by: 12).copyMemory(from: $0.baseAddress!, byteCount: 4)
+                }
             }
         }
         let words = withUnsafeBytes(of: raw) { bytes in
-            (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-             UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
         bytes = words
         isIPv4 = words.0 == 0 && words.1 >> 32 == 0xffff
@@ -48,7 +52,8 @@ public struct IPAddress: Sendable, Equatable {
         } else {
             inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count))
         }
-        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(
+            decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -16,7 +16,8 @@ struct CORSPolicy: Sendable {
     static let allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE"
     static let allowedHeaders =
         "Authorization, X-Token, Content-Type, If-Match, If-None-Match, Idempotency-Key, Range, X-Request-Id, X-Requested-With"
-    static let exposedHeaders = "ETag, Location, Retry-After, Content-Range, X-Request-Id, Idempotent-Replayed"
+    static let exposedHeaders =
+        "ETag, Location, Retry-After, Content-Range, X-Request-Id, Idempotent-Replayed"
     /// Seconds a browser may keep a preflight's answer (Chromium keeps it two hours at most).
     static let maxAge = "600"
 

@@ -110,7 +110,9 @@ struct ErrorBoundary: Sendable {
             last = now
             return true
         }
-        if due { logger.warn("the disk under the data folder is full; writes answer 507 until space is freed") }
+        if due {
+            logger.warn("the disk under the data folder is full; writes answer 507 until space is freed")
+        }
     }
 
     /// Protocol errors raised by the HTTP layer, in the same shape, with a request id of their own.

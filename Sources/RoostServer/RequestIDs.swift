@@ -49,6 +49,7 @@ final class RequestIDs: Sendable {
 
     /// 1 to 128 visible ASCII characters: nothing that could break a log line or a header.
     static func isAcceptable(_ id: String) -> Bool {
-        (1...maximumForwardedLength).contains(id.utf8.count) && id.utf8.allSatisfy { (0x21...0x7e).contains($0) }
+        (1...maximumForwardedLength).contains(id.utf8.count)
+            && id.utf8.allSatisfy { (0x21...0x7e).contains($0) }
     }
 }

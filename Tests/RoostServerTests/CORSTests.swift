@@ -14,7 +14,9 @@ import Testing
     private func server(origins: [String] = [], definition: String? = nil) async throws -> TestServer {
         try await TestServer { configuration in
             configuration.corsOrigins = origins
-            if let definition { configuration.appDefinition = try! AppDefinition.parse(Array(definition.utf8)) }
+            if let definition {
+                configuration.appDefinition = try! AppDefinition.parse(Array(definition.utf8))
+            }
         }
     }
 
@@ -68,7 +70,8 @@ import Testing
     @Test func unlistedOriginsAndPlainRequestsGetNothing() async throws {
         let server = try await server(origins: [Self.app])
         defer { Task { await server.stop() } }
-        let unlisted = try await server.client.send("GET", "/health", headers: [("Origin", "https://app.example.co")])
+        let unlisted = try await server.client.send(
+            "GET", "/health", headers: [("Origin", "https://app.example.co")])
         #expect(unlisted.status == 200)
         #expect(corsHeaders(unlisted) == [])
         #expect(corsHeaders(try await server.client.send("GET", "/health")) == [])
@@ -89,17 +92,20 @@ import Testing
         let allowed = try await server.client.send("GET", "/health", headers: [("Origin", Self.app)])
         #expect(allowed.header("Access-Control-Allow-Origin") == Self.app)
         server.application.definitions.replace(
-            with: try AppDefinition.parse(Array(#"{"cors":{"allowedOrigins":["http://localhost:3000"]}}"#.utf8)))
+            with: try AppDefinition.parse(
+                Array(#"{"cors":{"allowedOrigins":["http://localhost:3000"]}}"#.utf8)))
         let dropped = try await server.client.send("GET", "/health", headers: [("Origin", Self.app)])
         #expect(corsHeaders(dropped) == [])
-        let added = try await server.client.send("GET", "/health", headers: [("Origin", "http://localhost:3000")])
+        let added = try await server.client.send(
+            "GET", "/health", headers: [("Origin", "http://localhost:3000")])
         #expect(added.header("Access-Control-Allow-Origin") == "http://localhost:3000")
     }
 
     @Test func aStarAllowsEveryOriginWithoutVary() async throws {
         let server = try await server(origins: ["*"])
         defer { Task { await server.stop() } }
-        let response = try await server.client.send("GET", "/health", headers: [("Origin", "https://any.example")])
+        let response = try await server.client.send(
+            "GET", "/health", headers: [("Origin", "https://any.example")])
         #expect(response.header("Access-Control-Allow-Origin") == "*")
         #expect(response.header("Vary") == nil)
         #expect(response.header("Access-Control-Allow-Credentials") == nil)
@@ -123,7 +129,9 @@ import Testing
     }
 
     @Test func theFlagRefusesABadOrigin() async throws {
-        let result = try await runRoost(["serve", "--port", "0", "--cors-origins", "https://a.example,app.example.com"])
+        let result = try await runRoost([
+            "serve", "--port", "0", "--cors-origins", "https://a.example,app.example.com",
+        ])
         #expect(result.status == 64)
         #expect(
             result.errorOutput.contains(
@@ -140,7 +148,9 @@ import Testing
             .deletingLastPathComponent()
         let script = root.appendingPathComponent("Tests/browser/cors_fetch.py").path
         let venvPython = root.appendingPathComponent(".build/browser-venv/bin/python3").path
-        let python = FileManager.default.isExecutableFile(atPath: venvPython) ? [venvPython] : ["/usr/bin/env", "python3"]
+        let python =
+            FileManager.default.isExecutableFile(atPath: venvPython)
+            ? [venvPython] : ["/usr/bin/env", "python3"]
         let pagePort = try freeLoopbackPort()
         let server = try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
@@ -160,12 +170,14 @@ import Testing
                 "--page-port", String(pagePort),
             ])
         if result.status == 3 {
-            print("skipping the browser test: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+            print(
+                "skipping the browser test: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
             return
         }
         #expect(result.status == 0, "\(result.errorOutput)")
         let outcome = try #require(
-            JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)")
+            JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)"
+        )
         let listed = try #require(outcome["listed"] as? [String: Any], "\(outcome)")
         let get = try #require(listed["get"] as? [String: Any], "\(listed)")
         #expect(get["status"] as? Int == 200)

@@ -1,11 +1,12 @@
 import Foundation
 import RoostCore
 import RoostHTTP
-@testable import RoostServer
 import RoostStore
 import RoostTestSupport
 import Synchronization
 import Testing
+
+@testable import RoostServer
 
 /// `--log-level`, `--log-format`, request ids in `X-Request-Id` and on every log line, and errors
 /// logged once without secrets.
@@ -43,7 +44,8 @@ import Testing
         let server = try await TestServer()
         defer { Task { await server.stop() } }
         let connection = try RawConnection(port: server.port)
-        connection.send("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        connection.send(
+            "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
         let response = try connection.readResponse()
         #expect(response.status == 400)
         #expect(response.header("X-Request-Id")?.utf8.count == 15)
@@ -69,7 +71,8 @@ import Testing
     @Test func anUntrustedPeersRequestIdIsReplaced() async throws {
         let server = try await TestServer { $0.trustedProxies = try! TrustedProxies("10.0.0.0/8") }
         defer { Task { await server.stop() } }
-        let response = try await server.client.send("GET", "/health", headers: [("X-Request-Id", "forged-id")])
+        let response = try await server.client.send(
+            "GET", "/health", headers: [("X-Request-Id", "forged-id")])
         #expect(response.header("X-Request-Id") != "forged-id")
         #expect(response.header("X-Request-Id")?.utf8.count == 15)
     }
@@ -114,7 +117,9 @@ import Testing
         let id = try #require(response.headers["X-Request-Id"])
         let logged = lines(log)
         #expect(logged.count == 1, "\(logged)")
-        #expect(logged.first?.contains(" error \(id) POST /boom/:secret failed: the disk controller caught fire") == true)
+        #expect(
+            logged.first?.contains(" error \(id) POST /boom/:secret failed: the disk controller caught fire")
+                == true)
         for secret in ["hunter2", "hunter3", "hunter4", "tok-SECRET"] { #expect(!log.text.contains(secret)) }
     }
 
@@ -127,14 +132,18 @@ import Testing
         logger.info("i")
         logger.warn("w")
         logger.error("e")
-        #expect(lines(log).map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == ["warn - w", "error - e"])
+        #expect(
+            lines(log).map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == [
+                "warn - w", "error - e",
+            ])
         #expect(Logger.Level(name: "debug") == .debug)
         #expect(Logger.Level(name: "verbose") == nil)
     }
 
     @Test func textLinesCannotBeForgedThroughAMessage() {
         let log = LogCapture()
-        Logger(sink: { log.append($0) }).error("one\ntwo\u{1b}[31m", requestID: "r1", fields: [("key", "a b\r")])
+        Logger(sink: { log.append($0) }).error(
+            "one\ntwo\u{1b}[31m", requestID: "r1", fields: [("key", "a b\r")])
         #expect(lines(log).count == 1)
         #expect(log.text.hasSuffix(#" error r1 one\ntwo\x1b[31m key=a b\r"# + "\n"))
     }
@@ -146,7 +155,8 @@ import Testing
             configuration.logSink = { log.append($0) }
         }
         defer { Task { await server.stop() } }
-        let response = try await server.client.send("GET", "/ff/tokens", headers: [("Authorization", "Basic x")])
+        let response = try await server.client.send(
+            "GET", "/ff/tokens", headers: [("Authorization", "Basic x")])
         let id = try #require(response.header("X-Request-Id"))
         #expect(
             await eventually {

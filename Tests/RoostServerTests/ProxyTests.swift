@@ -46,7 +46,10 @@ import Testing
             "10.1.2.3/8",
             "--trusted-proxies: '10.1.2.3/8' has bits set past its prefix; write the network address, e.g. 10.0.0.0/8"
         ),
-        ("10.0.0.0/-1", "--trusted-proxies: '10.0.0.0/-1' has a bad prefix length; an IPv4 range takes 0 to 32"),
+        (
+            "10.0.0.0/-1",
+            "--trusted-proxies: '10.0.0.0/-1' has a bad prefix length; an IPv4 range takes 0 to 32"
+        ),
     ])
     func refusesMalformedRanges(list: String, message: String) {
         #expect(throws: TrustedProxiesError(message: message)) { try TrustedProxies(list) }
@@ -55,7 +58,8 @@ import Testing
     @Test func theFlagRefusesABadRangeWithTheSameMessage() async throws {
         let result = try await runRoost(["serve", "--trusted-proxies", "10.0.0.0/33", "--port", "0"])
         #expect(result.status == 64)
-        #expect(result.errorOutput.contains("'10.0.0.0/33' has a bad prefix length; an IPv4 range takes 0 to 32"))
+        #expect(
+            result.errorOutput.contains("'10.0.0.0/33' has a bad prefix length; an IPv4 range takes 0 to 32"))
     }
 
     // MARK: - Which header is believed
@@ -67,21 +71,25 @@ import Testing
     }
 
     @Test func anUntrustedPeerIsNeverBelieved() throws {
-        #expect(try client("203.0.113.9", trusting: "10.0.0.0/8", [("X-Forwarded-For", "198.51.100.1")]) == nil)
+        #expect(
+            try client("203.0.113.9", trusting: "10.0.0.0/8", [("X-Forwarded-For", "198.51.100.1")]) == nil)
         #expect(try client("203.0.113.9", trusting: "", [("Forwarded", "for=198.51.100.1")]) == nil)
     }
 
     @Test func xForwardedForIsWalkedFromTheRight() throws {
         let trusted = "10.0.0.0/8"
         // One proxy.
-        #expect(try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "198.51.100.1")])?.address == "198.51.100.1")
+        #expect(
+            try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "198.51.100.1")])?.address
+                == "198.51.100.1")
         // The client put a fake address on the left; the proxy appended the real one.
         #expect(
             try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "1.2.3.4, 198.51.100.1")])?.address
                 == "198.51.100.1")
         // Two trusted hops: the right-most address that is not a proxy.
         #expect(
-            try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "1.2.3.4, 198.51.100.1, 10.0.0.7")])?
+            try client(
+                "10.0.0.1", trusting: trusted, [("X-Forwarded-For", "1.2.3.4, 198.51.100.1, 10.0.0.7")])?
                 .address == "198.51.100.1")
         // Split over two header fields, in order.
         #expect(
@@ -99,7 +107,9 @@ import Testing
                 == "2001:db8::1")
     }
 
-    @Test(arguments: ["not-an-ip", "1.2.3.4, ", "1.2.3.4,,5.6.7.8", "1.2.3.4 5.6.7.8", "", "1.2.3.4:99999", "[::1"])
+    @Test(arguments: [
+        "not-an-ip", "1.2.3.4, ", "1.2.3.4,,5.6.7.8", "1.2.3.4 5.6.7.8", "", "1.2.3.4:99999", "[::1",
+    ])
     func aMalformedXForwardedForIsIgnored(value: String) throws {
         #expect(try client("10.0.0.1", trusting: "10.0.0.0/8", [("X-Forwarded-For", value)]) == nil)
     }
@@ -108,19 +118,23 @@ import Testing
         let trusted = "10.0.0.0/8"
         #expect(
             try client("10.0.0.1", trusting: trusted, [("Forwarded", "for=198.51.100.1;proto=https")])! == (
-                "198.51.100.1", "https"))
+                "198.51.100.1", "https"
+            ))
         #expect(
             try client(
                 "10.0.0.1", trusting: trusted,
                 [("Forwarded", #"for="[2001:db8:cafe::17]:4711";proto=http, for=10.0.0.5"#)])! == (
-                "2001:db8:cafe::17", "http"))
+                    "2001:db8:cafe::17", "http"
+                ))
         #expect(
-            try client("10.0.0.1", trusting: trusted, [("Forwarded", #"for="192.0.2.43:47011", for=10.0.0.5"#)])?
+            try client(
+                "10.0.0.1", trusting: trusted, [("Forwarded", #"for="192.0.2.43:47011", for=10.0.0.5"#)])?
                 .address == "192.0.2.43")
         // Case of names and values does not matter; `by` and `host` are ignored.
         #expect(
             try client(
-                "10.0.0.1", trusting: trusted, [("forwarded", "For=198.51.100.1;By=10.0.0.1;host=example.com")])?
+                "10.0.0.1", trusting: trusted,
+                [("forwarded", "For=198.51.100.1;By=10.0.0.1;host=example.com")])?
                 .address == "198.51.100.1")
         // `unknown` stops the walk at the proxy that wrote it.
         #expect(
@@ -147,7 +161,9 @@ import Testing
         #expect(try client("10.0.0.1", trusting: "10.0.0.0/8", [("Forwarded", value)]) == nil)
         // ... and X-Forwarded-For is used instead when present.
         #expect(
-            try client("10.0.0.1", trusting: "10.0.0.0/8", [("Forwarded", value), ("X-Forwarded-For", "203.0.113.1")])?
+            try client(
+                "10.0.0.1", trusting: "10.0.0.0/8",
+                [("Forwarded", value), ("X-Forwarded-For", "203.0.113.1")])?
                 .address == "203.0.113.1")
     }
 
@@ -218,8 +234,10 @@ import Testing
         #expect(try await failLogin(server, from: "203.0.113.99") == 429)
         #expect(
             await eventually {
-                log.text.split(separator: "\n").filter { $0.contains(" 127.0.0.1 ") && $0.contains("/ff/login") }
-                    .count == 4
+                log.text.split(separator: "\n").filter {
+                    $0.contains(" 127.0.0.1 ") && $0.contains("/ff/login")
+                }
+                .count == 4
             })
         #expect(!log.text.contains("203.0.113."))
     }
@@ -230,7 +248,8 @@ import Testing
         defer { Task { await server.stop() } }
         _ = try await server.client.send(
             "GET", "/health", headers: [("Forwarded", #"for="[2001:db8::5]:1234";proto=https"#)])
-        #expect(await eventually { log.text.contains(" 2001:db8::5 ") && log.text.contains(" GET /health 200 ") })
+        #expect(
+            await eventually { log.text.contains(" 2001:db8::5 ") && log.text.contains(" GET /health 200 ") })
     }
 
     @Test func anonymousIdempotencyKeysBelongToTheForwardedClient() async throws {
@@ -293,7 +312,8 @@ import Testing
         #expect(try await first.response().status == 200)
         // The slot is free again once the body is in.
         let again = try await server.client.send(
-            "PUT", "\(object)/four", headers: [("X-Forwarded-For", "198.51.100.1")], body: Array("0123456789".utf8))
+            "PUT", "\(object)/four", headers: [("X-Forwarded-For", "198.51.100.1")],
+            body: Array("0123456789".utf8))
         #expect(again.status == 200)
     }
 }

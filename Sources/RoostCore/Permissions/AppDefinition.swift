@@ -120,7 +120,8 @@ public struct AppDefinition: Sendable {
         if rest.first == "[" {
             guard let close = rest.firstIndex(of: "]") else { return nil }
             host = rest[...close]
-            guard host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }), host.count > 2
+            guard host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }),
+                host.count > 2
             else { return nil }
             rest = rest[rest.index(after: close)...]
         } else {
