@@ -303,7 +303,11 @@ final class Connection: @unchecked Sendable {
     private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
         for field in response.headers where !field.name.caseInsensitiveEquals("content-length") {
-            head += "\(field.name): \(field.value)\r\n"
+            // Appended piece by piece: an interpolated line would be a temporary string per field.
+            head += field.name
+            head += ": "
+            head += field.value
+            head += "\r\n"
         }
         if response.status != 204 && response.status != 304 && !(100..<200).contains(response.status) {
             head += "Content-Length: \(response.file?.length ?? response.body.count)\r\n"

@@ -128,6 +128,15 @@ import Testing
         }
     }
 
+    @Test func aDefinitionListsAtMost256Origins() throws {
+        func definition(_ count: Int) -> [UInt8] {
+            let origins = (0..<count).map { #""https://app\#($0).example""# }.joined(separator: ",")
+            return Array(#"{"cors":{"allowedOrigins":[\#(origins)]}}"#.utf8)
+        }
+        #expect(try AppDefinition.parse(definition(256)).cors.allowedOrigins.count == 256)
+        #expect(throws: AppDefinitionError.self) { try AppDefinition.parse(definition(257)) }
+    }
+
     @Test func theFlagRefusesABadOrigin() async throws {
         let result = try await runRoost([
             "serve", "--port", "0", "--cors-origins", "https://a.example,app.example.com",

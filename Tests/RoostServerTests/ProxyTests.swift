@@ -55,6 +55,14 @@ import Testing
         #expect(throws: TrustedProxiesError(message: message)) { try TrustedProxies(list) }
     }
 
+    @Test func aListHoldsAtMost256Ranges() throws {
+        let ranges = (0..<257).map { "10.0.\($0 / 256).\($0 % 256)" }
+        #expect(throws: TrustedProxiesError(message: "--trusted-proxies takes at most 256 ranges, not 257")) {
+            try TrustedProxies(ranges.joined(separator: ","))
+        }
+        #expect(try TrustedProxies(ranges.dropLast().joined(separator: ",")).contains("10.0.0.255"))
+    }
+
     @Test func theFlagRefusesABadRangeWithTheSameMessage() async throws {
         let result = try await runRoost(["serve", "--trusted-proxies", "10.0.0.0/33", "--port", "0"])
         #expect(result.status == 64)
