@@ -1,19 +1,49 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Roost builds against, if any is missing.
+# With --browser-tests (scripts/test.sh passes it), also headless Chromium, its driver and Python's
+# selenium (in a virtual environment under .build/browser-venv) for the CORS browser test; if those
+# cannot be installed, it says so and the browser test is skipped with that reason.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-packages=(libevent-dev libsqlite3-dev libsodium-dev pkg-config "$@")
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
+browser=0
+if [ "${1:-}" = "--browser-tests" ]; then
+    browser=1
+    shift
+fi
 
 sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo; missing: ${missing[*]}" >&2; exit 1; }
-    sudo="sudo"
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
+
+missing_packages() {
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || echo "$package"
+    done
+}
+
+install_packages() {
+    if [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; then
+        echo "install-deps: run as root or install sudo; missing: $*" >&2
+        return 1
+    fi
+    echo "install-deps: installing $*"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+mapfile -t missing < <(missing_packages libevent-dev libsqlite3-dev libsodium-dev pkg-config "$@")
+[ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
+
+if [ "$browser" -eq 1 ]; then
+    mapfile -t missing < <(missing_packages chromium chromium-driver python3-venv)
+    if [ ${#missing[@]} -gt 0 ] && ! install_packages "${missing[@]}"; then
+        echo "install-deps: could not install ${missing[*]}; the browser test will be skipped" >&2
+    fi
+    venv=.build/browser-venv
+    if ! "$venv/bin/python3" -c 'import selenium' 2>/dev/null; then
+        echo "install-deps: installing selenium into $venv"
+        if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q selenium; }; then
+            echo "install-deps: could not install selenium; the browser test will be skipped" >&2
+        fi
+    fi
 fi
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Writes one line per request, buffered and flushed from a background thread.
 ///
-/// Lines carry method, path, status, bytes and microseconds. Query values whose names suggest a
+/// Lines carry the client address, request id, method, path, status, bytes and microseconds. Query values whose names suggest a
 /// secret are replaced by `REDACTED`; bodies and headers are never logged.
 public final class AccessLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
@@ -14,15 +14,22 @@ public final class AccessLog: Sendable {
         "credential", "jwt", "bearer", "otp", "cookie", "nonce", "csrf",
     ]
 
+    /// Lines as text (`time client request-id method target status bytes time`) or as JSON objects
+    /// in the shape of ``Logger``'s lines.
+    public let format: Logger.Format
+    /// The answer header whose value is the request's id in the log.
+    public static let requestIDHeader = "X-Request-Id"
+
     /// Logs to standard output.
-    public convenience init() {
-        self.init { bytes in
+    public convenience init(format: Logger.Format = .text) {
+        self.init(format: format) { bytes in
             bytes.withUnsafeBytes { pointer in _ = write(STDOUT_FILENO, pointer.baseAddress, pointer.count) }
         }
     }
 
     /// Logs to a custom sink, for tests.
-    public init(sink: @escaping @Sendable ([UInt8]) -> Void) {
+    public init(format: Logger.Format = .text, sink: @escaping @Sendable ([UInt8]) -> Void) {
+        self.format = format
         self.sink = sink
         let thread = Thread { [weak self] in
             while let log = self {
@@ -36,28 +43,60 @@ public final class AccessLog: Sendable {
 
     /// Appends one request's line.
     public func record(
-        method: String, target: String, remoteAddress: String, status: Int, bytes: Int, microseconds: UInt64
+        method: String, target: String, remoteAddress: String, requestID: String? = nil, status: Int,
+        bytes: Int, microseconds: UInt64
     ) {
-        var line = Self.timestamp()
-        line.reserveCapacity(line.utf8.count + target.utf8.count + 48)
-        line += " "
-        line += remoteAddress
-        line += " "
-        line += method
-        line += " "
-        line += target.contains("?") ? Self.redacted(target) : target
-        line += " "
-        line += String(status)
-        line += " "
-        line += String(bytes)
-        line += "B "
-        line += String(microseconds)
-        line += "us\n"
+        let loggedTarget = target.contains("?") ? Self.redacted(target) : target
+        let line: String
+        switch format {
+        case .text:
+            var text = Self.timestamp()
+            text.reserveCapacity(text.utf8.count + loggedTarget.utf8.count + 64)
+            text += " "
+            text += remoteAddress
+            text += " "
+            text += requestID ?? "-"
+            text += " "
+            text += method
+            text += " "
+            text += loggedTarget
+            text += " "
+            text += String(status)
+            text += " "
+            text += String(bytes)
+            text += "B "
+            text += String(microseconds)
+            text += "us\n"
+            line = text
+        case .json:
+            line = Self.jsonLine(
+                method: method, target: loggedTarget, remoteAddress: remoteAddress, requestID: requestID,
+                status: status, bytes: bytes, microseconds: microseconds)
+        }
         let shouldFlush = buffer.withLock { pending in
             pending.append(contentsOf: line.utf8)
             return pending.count > 64 * 1024
         }
         if shouldFlush { flush() }
+    }
+
+    private static func jsonLine(
+        method: String, target: String, remoteAddress: String, requestID: String?, status: Int, bytes: Int,
+        microseconds: UInt64
+    ) -> String {
+        var line: [UInt8] = Array(#"{"time":""#.utf8)
+        line += timestamp().utf8
+        line += #"","level":"info","requestId":"#.utf8
+        line += requestID.map(jsonQuoted) ?? Array("null".utf8)
+        line += #","message":"request","fields":{"client":"#.utf8
+        line += jsonQuoted(remoteAddress)
+        line += #","method":"#.utf8
+        line += jsonQuoted(method)
+        line += #","target":"#.utf8
+        line += jsonQuoted(target)
+        line += #","status":\#(status),"bytes":\#(bytes),"microseconds":\#(microseconds)}}"#.utf8
+        line.append(UInt8(ascii: "\n"))
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// Writes out everything buffered.

@@ -69,14 +69,22 @@ extension Connection {
     func releaseUploadSlot() {
         guard holdsUploadSlot else { return }
         holdsUploadSlot = false
-        loop.server.uploads.release(remoteAddress)
+        loop.server.uploads.release(uploadSlotClient)
     }
 
     func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
-        Request(
+        var request = Request(
             method: HTTPMethod(rawValue: head.method), target: head.target,
             headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
             remoteAddress: remoteAddress)
+        request.believeForwardingHeaders(from: loop.server.configuration.trustedProxies)
+        return request
+    }
+
+    /// The client an upload counts against: the socket peer, or the client a trusted proxy names.
+    func uploadClient(_ head: RequestHead) -> String {
+        guard !loop.server.configuration.trustedProxies.isEmpty else { return remoteAddress }
+        return makeRequest(head, body: []).remoteAddress
     }
 
     /// Whether the streamed body in progress fell below the minimum rate: after `readTimeout`

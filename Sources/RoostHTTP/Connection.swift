@@ -41,6 +41,8 @@ final class Connection: @unchecked Sendable {
     private var waitingForDrain = false
     /// This connection receives an upload, counted in the server's ``UploadSlots``.
     var holdsUploadSlot = false
+    /// The client address the held upload slot counts against.
+    var uploadSlotClient = ""
     var streamStartedAt: UInt64 = 0
     var streamBytes = 0
     /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
@@ -153,9 +155,10 @@ final class Connection: @unchecked Sendable {
                 return
             case .streamStart(let head):
                 let configuration = loop.server.configuration
+                uploadSlotClient = uploadClient(head)
                 guard
                     loop.server.uploads.acquire(
-                        remoteAddress, total: configuration.maxUploads,
+                        uploadSlotClient, total: configuration.maxUploads,
                         perClient: configuration.maxUploadsPerClient)
                 else { return sendError(Self.uploadsBusy, retryAfter: 5) }
                 holdsUploadSlot = true
@@ -300,7 +303,11 @@ final class Connection: @unchecked Sendable {
     private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
         for field in response.headers where !field.name.caseInsensitiveEquals("content-length") {
-            head += "\(field.name): \(field.value)\r\n"
+            // Appended piece by piece: an interpolated line would be a temporary string per field.
+            head += field.name
+            head += ": "
+            head += field.value
+            head += "\r\n"
         }
         if response.status != 204 && response.status != 304 && !(100..<200).contains(response.status) {
             head += "Content-Length: \(response.file?.length ?? response.body.count)\r\n"

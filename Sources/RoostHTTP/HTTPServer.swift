@@ -41,6 +41,10 @@ public final class HTTPServer: Sendable {
         /// hold in memory together, beyond the first 16 KiB of each: a connection that takes more
         /// is answered 503 `server_busy`.
         public var maxHeldRequestBytes = 256 << 20
+        /// Proxies whose forwarding headers name the client (see ``TrustedProxies``); none by default.
+        public var trustedProxies = TrustedProxies()
+        /// Where the server's own warnings go (accept failures).
+        public var logger = Logger()
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080,
@@ -161,7 +165,8 @@ public final class HTTPServer: Sendable {
             shard: loop)
         configuration.accessLog?.record(
             method: request.method.rawValue, target: request.target, remoteAddress: request.remoteAddress,
-            status: response.status, bytes: bytesSent, microseconds: microseconds)
+            requestID: response.headers[AccessLog.requestIDHeader], status: response.status, bytes: bytesSent,
+            microseconds: microseconds)
     }
 
     /// Open connections at most (see ``Configuration/maxConnections``).
@@ -190,10 +195,9 @@ public final class HTTPServer: Sendable {
             error == EMFILE || error == ENFILE
             ? " (open descriptors at the limit; raise 'ulimit -n' or lower --max-connections)" : ""
         let repeats = suppressed > 0 ? "; \(suppressed) more failures in the last minute" : ""
-        FileHandle.standardError.write(
-            Data(
-                "roost: cannot accept connections: \(reason)\(hint); pausing accepts for \(Self.acceptPauseMilliseconds) ms\(repeats)\n"
-                    .utf8))
+        configuration.logger.warn(
+            "cannot accept connections: \(reason)\(hint); pausing accepts for \(Self.acceptPauseMilliseconds) ms\(repeats)"
+        )
     }
 
     /// Raises the soft descriptor limit to the hard one; returns the limit in force.
@@ -210,7 +214,11 @@ public final class HTTPServer: Sendable {
 
     private static func serializedRefusal(_ response: Response) -> [UInt8] {
         var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
-        for field in response.headers where !field.name.caseInsensitiveEquals("content-length") {
+        // One answer for every refused connection: a request id would be the same on all of them.
+        for field in response.headers
+        where !field.name.caseInsensitiveEquals("content-length")
+            && !field.name.caseInsensitiveEquals(AccessLog.requestIDHeader)
+        {
             head += "\(field.name): \(field.value)\r\n"
         }
         head += "Content-Length: \(response.body.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"

@@ -30,8 +30,17 @@ public struct Request: Sendable {
     public var body: [UInt8]
     /// The body, when its route streams bodies to disk (``RequestLimits/streamedBodyLimit``).
     public var streamedBody: StreamedBody?
-    /// The peer's address, for logs and rate limits.
+    /// The client's address, for logs and rate limits: the socket peer, or the client a trusted
+    /// proxy names (see ``TrustedProxies``).
     public var remoteAddress: String
+    /// The socket peer's address, whoever the request says it comes from.
+    public var peerAddress: String
+    /// `https` when a trusted proxy says the client used it; `http` otherwise (the TLS layer sets
+    /// it for its own connections).
+    public var scheme = "http"
+    /// The id of this request in logs and in the `X-Request-Id` answer header; empty until the
+    /// application assigns one.
+    public var requestID = ""
     /// Path parameters filled in by the router.
     public var parameters: [String: String] = [:]
     /// The route pattern that matched, for metrics.
@@ -47,6 +56,7 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        peerAddress = remoteAddress
         if let mark = target.firstIndex(of: "?") {
             path = target[..<mark]
             query = target[target.index(after: mark)...]
@@ -54,6 +64,15 @@ public struct Request: Sendable {
             path = target[...]
             query = nil
         }
+    }
+
+    /// Takes the client address and scheme from the forwarding headers when the peer is one of
+    /// `proxies`; otherwise (the default, with no trusted proxies) leaves them as the socket says.
+    public mutating func believeForwardingHeaders(from proxies: TrustedProxies) {
+        guard !proxies.isEmpty, let forwarded = proxies.forwardedClient(peer: peerAddress, headers: headers)
+        else { return }
+        remoteAddress = forwarded.address
+        if let scheme = forwarded.scheme { self.scheme = scheme }
     }
 
     /// The decoded value of the first query parameter with this name.

@@ -29,6 +29,18 @@ public struct ServerConfiguration: Sendable {
     /// Reader threads, their queue and the deadline of every list, query, count and random pick.
     public var readLimits = ReadLimits(threads: max(2, ProcessInfo.processInfo.activeProcessorCount))
     public var accessLog = true
+    /// Proxies whose `Forwarded`, `X-Forwarded-For`, `X-Forwarded-Proto` and `X-Request-Id` are
+    /// believed (`--trusted-proxies`); none by default.
+    public var trustedProxies = TrustedProxies()
+    /// Browser origins allowed to call the API (`--cors-origins`), besides the app definition's
+    /// `cors.allowedOrigins`; each as ``AppDefinition/normalizedOrigin(_:)`` gives it.
+    public var corsOrigins: [String] = []
+    /// The least severe log line written (`--log-level`), and the lines' shape (`--log-format`,
+    /// which the access log follows too).
+    public var logLevel = Logger.Level.info
+    public var logFormat = Logger.Format.text
+    /// Where log lines go instead of standard error (tests read them).
+    public var logSink: (@Sendable ([UInt8]) -> Void)?
     /// How many live tokens a user may hold.
     public var sessionPolicy = SessionPolicy.perDevice
     /// How long a token lives without use, in seconds; each use (at most hourly) extends it.
@@ -62,10 +74,16 @@ public final class Application: Sendable {
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The app definition in force.
     public let definitions: AppDefinitionSource
+    /// Where everything the server has to say goes, besides the access log.
+    public let logger: Logger
 
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
+        let logger = Logger(
+            level: configuration.logLevel, format: configuration.logFormat,
+            sink: configuration.logSink ?? Logger.standardError)
+        self.logger = logger
         definitions =
             try configuration.appDefinitionPath.map { path throws(AppDefinitionError) in
                 try AppDefinitionSource(path: path)
@@ -84,8 +102,10 @@ public final class Application: Sendable {
             definitions: definitions)
         self.accounts = accounts
         let authenticator = Authenticator(accounts: accounts)
+        let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
+        let boundary = ErrorBoundary(logger: logger, requestIDs: requestIDs)
         var router = APIRouter(
-            router: Router(errorResponse: ErrorBoundary.response), authenticator: authenticator,
+            router: Router(errorResponse: boundary.response), authenticator: authenticator,
             idempotentWrites: IdempotentWrites(
                 service: IdempotencyService(store: storage.idempotencyKeys, clock: configuration.clock)))
         let objects = ObjectService(
@@ -110,8 +130,11 @@ public final class Application: Sendable {
             readTimeout: configuration.readTimeout,
             idleTimeout: configuration.idleTimeout,
             accessLog: configuration.accessLog
-                ? (configuration.accessLogSink.map { AccessLog(sink: $0) } ?? AccessLog()) : nil,
-            errorBody: ErrorBoundary.protocolResponse)
+                ? (configuration.accessLogSink.map { AccessLog(format: configuration.logFormat, sink: $0) }
+                    ?? AccessLog(format: configuration.logFormat)) : nil,
+            errorBody: boundary.protocolResponse)
+        httpConfiguration.trustedProxies = configuration.trustedProxies
+        httpConfiguration.logger = logger
         httpConfiguration.bodySinks = { _ in try BlobUploadSink(storage: blobStorage) }
         httpConfiguration.maxConnections = configuration.maxConnections
         httpConfiguration.maxUploads = configuration.maxUploads
@@ -119,7 +142,10 @@ public final class Application: Sendable {
         httpConfiguration.minimumUploadRate = configuration.minimumUploadRate
         httpConfiguration.maxUnsentBytes = configuration.maxUnsentBytes
         httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
-        server = HTTPServer(configuration: httpConfiguration, responder: router.router, metrics: metrics)
+        let frontDoor = FrontDoor(
+            router: router.router, requestIDs: requestIDs,
+            cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
+        server = HTTPServer(configuration: httpConfiguration, responder: frontDoor, metrics: metrics)
     }
 
     /// Creates the definition's indexes, then starts listening; returns once connections are
@@ -134,17 +160,18 @@ public final class Application: Sendable {
     /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
     private func startBlobSweeps() {
         let collector = blobCollector
+        let logger = logger
         let task = Task.detached(priority: .background) {
             while !Task.isCancelled {
                 do {
                     let report = try await collector.collect(minimumAge: 3600)
                     if report.removedBlobs + report.abandonedUploads > 0 {
-                        let line =
-                            "roost: removed \(report.removedBlobs) unreferenced blob(s), \(report.removedBytes) bytes, and \(report.abandonedUploads) abandoned upload(s)\n"
-                        FileHandle.standardError.write(Data(line.utf8))
+                        logger.info(
+                            "removed \(report.removedBlobs) unreferenced blob(s), \(report.removedBytes) bytes, and \(report.abandonedUploads) abandoned upload(s)"
+                        )
                     }
                 } catch {
-                    FileHandle.standardError.write(Data("roost: blob sweep failed: \(error)\n".utf8))
+                    logger.error("blob sweep failed: \(error)")
                 }
                 try? await Task.sleep(for: .seconds(3600))
             }
@@ -175,9 +202,9 @@ public final class Application: Sendable {
     /// Creates the definition's groups before its rules that name them are in force.
     private func createGroups(of definition: AppDefinition) async throws {
         for guid in try await accounts.ensureDeclaredGroups(of: definition) {
-            let line =
-                "roost: warning: group '\(guid)' is declared in the app definition but a user who is not an administrator had created it; it now starts empty\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            logger.warn(
+                "group '\(guid)' is declared in the app definition but a user who is not an administrator had created it; it now starts empty"
+            )
         }
     }
 

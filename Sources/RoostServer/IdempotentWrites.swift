@@ -37,7 +37,7 @@ struct IdempotentWrites: Sendable {
                     try await handler(request, principal)
                 }
             } catch {
-                let failure = ErrorBoundary.response(for: error, request: request)
+                let failure = ErrorBoundary.quietResponse(for: error, request: request)
                 guard failure.status < 500 else {
                     await service.abandon(ticket)
                     throw error

@@ -41,10 +41,12 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
             do {
                 try await application.reloadAppDefinition()
                 status = "ok"
-                say("roost: app definition reloaded from \(application.definitions.path ?? "(none)")")
+                application.logger.info(
+                    "app definition reloaded from \(application.definitions.path ?? "(none)")")
             } catch {
                 status = "error: \(error)"
-                printError("app definition not reloaded; the running one stays in force. \(error)")
+                application.logger.error(
+                    "app definition not reloaded; the running one stays in force. \(error)")
             }
             _ = FileManager.default.createFile(
                 atPath: ServerFiles.reloadStatus(dataDirectory), contents: Data((status + "\n").utf8),

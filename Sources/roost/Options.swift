@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostHTTP
 import RoostServer
 import RoostStore
 
@@ -142,7 +143,63 @@ struct ServeOption: Sendable {
             }
             $0.accessLog = $1 == "on"
         },
+        ServeOption(
+            flag: "--trusted-proxies", variable: "ROOST_TRUSTED_PROXIES", valueName: "CIDR,...",
+            help:
+                "reverse proxies whose Forwarded/X-Forwarded-For/-Proto and X-Request-Id are believed, e.g. 127.0.0.1,10.0.0.0/8 (default none)"
+        ) {
+            do {
+                $0.trustedProxies = try TrustedProxies($1)
+            } catch let error as TrustedProxiesError {
+                throw UsageError(message: error.message)
+            }
+        },
+        ServeOption(
+            flag: "--cors-origins", variable: "ROOST_CORS_ORIGINS", valueName: "ORIGIN,...",
+            help:
+                "browser origins that may call the API, e.g. https://app.example.com (or *); adds to the app definition's cors.allowedOrigins"
+        ) {
+            $0.corsOrigins = try corsOrigins($1)
+        },
+        ServeOption(
+            flag: "--log-level", variable: "ROOST_LOG_LEVEL", valueName: "LEVEL",
+            help: "error, warn, info (default) or debug: the least severe line written to standard error"
+        ) {
+            guard let level = Logger.Level(name: $1) else {
+                throw UsageError(message: "--log-level takes error, warn, info or debug, not '\($1)'")
+            }
+            $0.logLevel = level
+        },
+        ServeOption(
+            flag: "--log-format", variable: "ROOST_LOG_FORMAT", valueName: "text|json",
+            help: "log and access-log lines as text (default) or as one JSON object per line"
+        ) {
+            guard let format = Logger.Format(rawValue: $1) else {
+                throw UsageError(message: "--log-format takes 'text' or 'json', not '\($1)'")
+            }
+            $0.logFormat = format
+        },
     ]
+
+    /// Parses `--cors-origins`: a comma-separated list of origins such as https://app.example.com.
+    static func corsOrigins(_ text: String) throws -> [String] {
+        let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
+        guard items.count <= AppDefinition.maximumAllowedOrigins else {
+            throw UsageError(
+                message: "--cors-origins takes at most \(AppDefinition.maximumAllowedOrigins) origins")
+        }
+        return try items.map { item in
+            guard let origin = AppDefinition.normalizedOrigin(item) else {
+                throw UsageError(
+                    message:
+                        "--cors-origins: '\(item)' is not an origin; write scheme://host[:port] with http or https and no path, such as https://app.example.com, or *"
+                )
+            }
+            return origin
+        }
+    }
 
     static func integer(_ text: String, flag: String, range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text), range.contains(value) else {

@@ -80,6 +80,8 @@ public struct AppDefinition: Sendable {
     }
 
     public var settings = Settings()
+    /// Which browser origins may call the API (`cors.allowedOrigins`).
+    public var cors = CORSSettings()
     /// Declared collections by name; `*` applies to every collection not named.
     public var collections: [String: CollectionPolicy] = [:]
     /// Declared groups by guid.
@@ -88,6 +90,55 @@ public struct AppDefinition: Sendable {
     public static let groupCollection = "FFUserGroup"
 
     public init() {}
+
+    /// Browser apps on other origins that may call the API: each origin exactly as a browser sends
+    /// it in `Origin` (`https://app.example.com`, `http://localhost:3000`), or `*` for any.
+    public struct CORSSettings: Sendable, Equatable {
+        public var allowedOrigins: [String] = []
+
+        public init(allowedOrigins: [String] = []) { self.allowedOrigins = allowedOrigins }
+    }
+
+    /// The most origins a definition or `--cors-origins` lists.
+    public static let maximumAllowedOrigins = 256
+
+    /// An origin in the form browsers send it (lower-cased `scheme://host[:port]`, http or https,
+    /// no path), or `*`; nil for anything else.
+    public static func normalizedOrigin(_ text: String) -> String? {
+        if text == "*" { return text }
+        let lowered = text.lowercased()
+        let scheme: Substring
+        if lowered.hasPrefix("https://") {
+            scheme = "https://"
+        } else if lowered.hasPrefix("http://") {
+            scheme = "http://"
+        } else {
+            return nil
+        }
+        var rest = lowered.dropFirst(scheme.count)
+        var host: Substring
+        if rest.first == "[" {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = rest[...close]
+            guard host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }),
+                host.count > 2
+            else { return nil }
+            rest = rest[rest.index(after: close)...]
+        } else {
+            host = rest.prefix(while: { $0 != ":" })
+            guard !host.isEmpty, host.count <= 253,
+                host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." })
+            else { return nil }
+            rest = rest[host.endIndex...]
+        }
+        if !rest.isEmpty {
+            let port = rest.dropFirst()
+            guard rest.first == ":", (1...5).contains(port.count), port.allSatisfy(\.isASCII),
+                port.allSatisfy(\.isNumber), let value = Int(port), (1...65535).contains(value)
+            else { return nil }
+        }
+        return lowered
+    }
 
     /// FatFractal's defaults: everyone reads, logged-in users create, only the creator changes.
     static let builtInDefaults: CollectionPolicy = {

@@ -44,10 +44,11 @@ extension AppDefinition {
         guard case .object(let top) = root else {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
-        try allowOnly(["settings", "collections", "groups"], in: top, at: "")
+        try allowOnly(["settings", "collections", "groups", "cors"], in: top, at: "")
         var definition = AppDefinition()
         if let settings = top["settings"] { definition.settings = try parseSettings(settings) }
         if let groups = top["groups"] { definition.groups = try parseGroups(groups) }
+        if let cors = top["cors"] { definition.cors = try parseCORS(cors) }
         if let collections = top["collections"] {
             guard case .object(let members) = collections else {
                 throw .at("collections", "an object whose keys are collection names (or '*')")
@@ -112,6 +113,29 @@ extension AppDefinition {
             groups[guid] = group
         }
         return groups
+    }
+
+    /// `{"allowedOrigins": ["https://app.example.com", ...]}`.
+    private static func parseCORS(_ value: JSONValue) throws(AppDefinitionError) -> CORSSettings {
+        guard case .object(let object) = value else {
+            throw .at("cors", "cors is an object such as {\"allowedOrigins\": [\"https://app.example.com\"]}")
+        }
+        try allowOnly(["allowedOrigins"], in: object, at: "cors.")
+        guard let list = object["allowedOrigins"] else { return CORSSettings() }
+        guard case .array(let items) = list, items.count <= maximumAllowedOrigins else {
+            throw .at("cors.allowedOrigins", "a list of at most \(maximumAllowedOrigins) origins")
+        }
+        var origins: [String] = []
+        for (index, item) in items.enumerated() {
+            guard let text = item.stringValue, let origin = normalizedOrigin(text) else {
+                throw .at(
+                    "cors.allowedOrigins[\(index)]",
+                    "an origin is scheme://host[:port] with http or https and no path, such as https://app.example.com, or \"*\" for any"
+                )
+            }
+            origins.append(origin)
+        }
+        return CORSSettings(allowedOrigins: origins)
     }
 
     private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
