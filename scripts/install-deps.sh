@@ -2,7 +2,7 @@
 # Installs the Debian packages Roost builds against, if any is missing.
 set -euo pipefail
 
-packages=(libevent-dev libsqlite3-dev libsodium-dev pkg-config "$@")
+packages=(libevent-dev libssl-dev libsqlite3-dev libsodium-dev pkg-config "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
