@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON"]),
         .executableTarget(
             name: "roost",
-            dependencies: ["RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem"]),
+            dependencies: [
+                "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem",
+            ]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient"),
         // Examples/: the seeds' apps on the SDK, each also run by the end-to-end tests.

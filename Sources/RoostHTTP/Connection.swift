@@ -317,7 +317,9 @@ final class Connection: @unchecked Sendable {
         }
         head += "Date: \(loop.dateCache.current)\r\n"
         if !keepAlive && !response.headers.contains("Connection") { head += "Connection: close\r\n" }
-        if let strictTransportSecurity = loop.server.strictTransportSecurityLine { head += strictTransportSecurity }
+        if let strictTransportSecurity = loop.server.strictTransportSecurityLine {
+            head += strictTransportSecurity
+        }
         head += "\r\n"
         var bytes = Array(head.utf8)
         if !omitBody && response.status != 204 && response.status != 304 {

@@ -1,8 +1,7 @@
 /// The plain-HTTP listener's one answer: `308 Permanent Redirect` to the same host and target
 /// over HTTPS (308 keeps the method and body, unlike 301), and `Connection: close`.
 ///
-/// The host comes from the request's `Host` header and nowhere else (not from an absolute-form
-/// target), and must be a plain host name or IP address, so the answer can only send a client to
+/// The host comes from the request's `Host` header and nowhere else, and must be a plain host name or IP address, so the answer can only send a client to
 /// the host it asked for: never to another one, and never with injected userinfo, paths or
 /// header lines.
 public struct HTTPSRedirect: Responder {
@@ -75,13 +74,6 @@ public struct HTTPSRedirect: Responder {
         return String(host)
     }
 
-    /// The origin-form part of a target: itself, the path of an absolute-form target, or `/`.
-    static func path(of target: String) -> String {
-        if target.hasPrefix("/") { return target }
-        if let scheme = target.range(of: "://") {
-            let rest = target[scheme.upperBound...]
-            if let slash = rest.firstIndex(of: "/") { return String(rest[slash...]) }
-        }
-        return "/"
-    }
+    /// The target to keep: the parser admits only origin-form targets and `*` (which becomes `/`).
+    static func path(of target: String) -> String { target.hasPrefix("/") ? target : "/" }
 }

@@ -63,8 +63,18 @@ public final class TLSContext: Sendable {
     private static func makeContext(certificatePath: String, keyPath: String) throws(TLSConfigurationError)
         -> ContextHandle
     {
-        try checkReadable(certificatePath, role: "certificate")
-        try checkReadable(keyPath, role: "key")
+        guard try holdsPEM(certificatePath, role: "certificate") else {
+            throw TLSConfigurationError(
+                message:
+                    "the certificate file \(certificatePath) holds no PEM data; it must start with -----BEGIN CERTIFICATE-----"
+            )
+        }
+        guard try holdsPEM(keyPath, role: "key") else {
+            throw TLSConfigurationError(
+                message:
+                    "the key file \(keyPath) holds no PEM data; it must start with -----BEGIN PRIVATE KEY----- or similar"
+            )
+        }
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw TLSConfigurationError(message: "cannot create a TLS context: \(openSSLReason())")
@@ -87,17 +97,19 @@ public final class TLSContext: Sendable {
         guard SSL_CTX_use_certificate_chain_file(context, certificatePath) == 1 else {
             throw TLSConfigurationError(
                 message:
-                    "the certificate file \(certificatePath) holds no usable PEM certificate chain (\(openSSLReason())); it must start with -----BEGIN CERTIFICATE-----"
+                    "the certificate file \(certificatePath) holds no usable certificate chain (\(openSSLReason()))"
             )
         }
         guard SSL_CTX_use_PrivateKey_file(context, keyPath, SSL_FILETYPE_PEM) == 1 else {
             let errors = takeErrors()
-            if errors.contains(where: { ERR_GET_REASON($0) == X509_R_KEY_VALUES_MISMATCH }) {
+            if errors.contains(where: {
+                ERR_GET_LIB($0) == ERR_LIB_X509 && ERR_GET_REASON($0) == X509_R_KEY_VALUES_MISMATCH
+            }) {
                 throw mismatch(certificatePath: certificatePath, keyPath: keyPath)
             }
             throw TLSConfigurationError(
                 message:
-                    "the key file \(keyPath) holds no usable PEM private key (\(reason(errors.first ?? 0))); it must be unencrypted and start with -----BEGIN PRIVATE KEY----- or similar"
+                    "the key file \(keyPath) holds no usable private key (\(telling(errors))); an encrypted key must be decrypted first ('openssl pkey -in KEY -out PLAIN')"
             )
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
@@ -113,24 +125,37 @@ public final class TLSContext: Sendable {
             message: "the key in \(keyPath) does not match the certificate in \(certificatePath)")
     }
 
-    /// A clear message for a missing or unreadable file, before OpenSSL's terser ones.
-    private static func checkReadable(_ path: String, role: String) throws(TLSConfigurationError) {
+    /// Whether the file's first 64 KiB hold a PEM header line; throws a clear message for a
+    /// missing or unreadable file, before OpenSSL's terser ones.
+    private static func holdsPEM(_ path: String, role: String) throws(TLSConfigurationError) -> Bool {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw TLSConfigurationError(
                 message: "cannot read the \(role) file \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        var byte: UInt8 = 0
-        guard read(descriptor, &byte, 1) >= 0 else {
+        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = read(descriptor, &bytes, bytes.count)
+        guard count >= 0 else {
             throw TLSConfigurationError(
                 message: "cannot read the \(role) file \(path): \(String(cString: strerror(errno)))")
         }
+        let marker = Array("-----BEGIN ".utf8)
+        return count >= marker.count
+            && (0...(count - marker.count)).contains { bytes[$0..<$0 + marker.count].elementsEqual(marker) }
     }
 
     /// The reason of the first OpenSSL error queued on this thread (the cause; later ones only
     /// say where it surfaced), and clears the queue.
-    static func openSSLReason() -> String { reason(takeErrors().first ?? 0) }
+    static func openSSLReason() -> String { telling(takeErrors()) }
+
+    /// The reason that best says what is wrong: OpenSSL 3's decoders queue "unsupported" and
+    /// "PEM lib" around the telling one ("no start line", "bad decrypt").
+    static func telling(_ errors: [UInt]) -> String {
+        let reasons = errors.map(reason)
+        return reasons.first { !["unsupported", "PEM lib", "system lib"].contains($0) } ?? reasons.first
+            ?? "unknown error"
+    }
 
     /// Empties this thread's OpenSSL error queue, oldest first.
     static func takeErrors() -> [UInt] {

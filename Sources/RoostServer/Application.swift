@@ -143,7 +143,8 @@ public final class Application: Sendable {
             redirect.maxConnections = configuration.maxConnections
             return HTTPServer(
                 configuration: redirect,
-                responder: HTTPSRedirect(httpsPort: { server.port }, errorBody: ErrorBoundary.protocolResponse))
+                responder: HTTPSRedirect(
+                    httpsPort: { server.port }, errorBody: ErrorBoundary.protocolResponse))
         }
     }
 

@@ -43,7 +43,9 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
             do {
                 try await application.reloadAppDefinition()
                 status = "ok"
-                if let path = application.definitions.path { say("roost: app definition reloaded from \(path)") }
+                if let path = application.definitions.path {
+                    say("roost: app definition reloaded from \(path)")
+                }
             } catch {
                 status = "error: \(error)"
                 printError("app definition not reloaded; the running one stays in force. \(error)")
