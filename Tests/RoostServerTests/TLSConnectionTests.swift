@@ -96,6 +96,22 @@ struct TLSConnectionTests {
         await server.stop()
     }
 
+    @Test("a streamed upload, a file download and a range over one keep-alive TLS connection")
+    func blobsOverTLS() async throws {
+        let authority = try await TestCertificateAuthority()
+        let server = try await tests.tlsServer(try await authority.issue("server")) {
+            $0.appDefinition = openRules
+        }
+        let result = try await pythonTLS("blob", String(server.port), authority.certificate, String(3 << 20))
+        #expect(result["created"] as? Int == 201)
+        #expect(result["uploaded"] as? Int == 200)
+        #expect(result["downloaded"] as? Int == 200)
+        #expect(result["same"] as? Bool == true)
+        #expect(result["range"] as? Int == 206)
+        #expect(result["part"] as? Bool == true)
+        await server.stop()
+    }
+
     @Test("a client that connects and sends nothing is dropped after the read timeout")
     func silentClientTimesOut() async throws {
         let authority = try await TestCertificateAuthority()
