@@ -93,6 +93,12 @@ struct TLSConnectionTests {
             #expect(refused.header("Location") == nil)
             #expect(closed)
         }
+        // Two Host headers: which one would the redirect name? Neither.
+        let twice = try RawConnection(port: redirect)
+        twice.send("GET / HTTP/1.1\r\nHost: good.com\r\nHost: evil.com\r\n\r\n")
+        let ambiguous = try await twice.response()
+        #expect(ambiguous.status == 400)
+        #expect(ambiguous.header("Location") == nil)
         await server.stop()
     }
 

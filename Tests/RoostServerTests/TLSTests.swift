@@ -113,13 +113,18 @@ struct TLSTests {
         #expect(try await server.stop(signal: SIGTERM) == 0)
     }
 
-    @Test("TLS 1.1 is refused with protocol_version; TLS 1.2 sessions resume")
+    @Test("TLS 1.1 is refused with protocol_version; ALPN picks http/1.1 or refuses; TLS 1.2 sessions resume")
     func protocolFloorAndResumption() async throws {
         let authority = try await TestCertificateAuthority()
         let server = try await tlsServer(try await authority.issue("server"))
         let port = String(server.port)
         let old = try await pythonTLS("old-protocol", port, authority.certificate)
         #expect(old["refused"] as? String == "TLSV1_ALERT_PROTOCOL_VERSION")
+        // ALPN: http/1.1 is chosen among others; a client that wants only h2 is told no.
+        let mixed = try await pythonTLS("alpn", port, authority.certificate, "h2", "http/1.1")
+        #expect(mixed["selected"] as? String == "http/1.1")
+        let h2 = try await pythonTLS("alpn", port, authority.certificate, "h2")
+        #expect((h2["refused"] as? String)?.contains("alert no application protocol") == true)
         let resumed = try await pythonTLS("resume", port, authority.certificate)
         #expect(resumed["reused"] as? Bool == true)
         #expect(

@@ -37,6 +37,16 @@ def command_old_protocol(port, cafile):
     except ssl.SSLError as error:
         return {"refused": error.reason}
 
+def command_alpn(port, cafile, *protocols):
+    ctx = context(cafile)
+    ctx.set_alpn_protocols(list(protocols))
+    try:
+        with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+                return {"selected": tls.selected_alpn_protocol()}
+    except ssl.SSLError as error:
+        return {"refused": str(error)}
+
 def command_resume(port, cafile):
     ctx = context(cafile, maximum=ssl.TLSVersion.TLSv1_2)
     first = http.client.HTTPSConnection("localhost", int(port), context=ctx, timeout=10)
@@ -91,7 +101,7 @@ def command_blob(port, cafile, size):
             "range": ranged.status, "part": part == data[10:20]}
 
 commands = {"get": command_get, "blob": command_blob, "old-protocol": command_old_protocol,
-            "resume": command_resume, "reload": command_reload}
+            "resume": command_resume, "alpn": command_alpn, "reload": command_reload}
 try:
     print(json.dumps(commands[sys.argv[1]](*sys.argv[2:])))
 except Exception as error:
