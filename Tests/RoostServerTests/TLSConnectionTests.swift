@@ -140,6 +140,7 @@ struct TLSConnectionTests {
         // The third is closed at once, without a byte: a plaintext 503 would be garbage to TLS.
         let third = try RawConnection(port: server.port)
         #expect(await third.closed(within: 10))
+        #expect(throws: (any Error).self) { try third.readResponse() }
         let refused = try await pythonTLS("get", port, authority.certificate, "localhost", "/health")
         #expect(refused["error"] != nil)
         for connection in held { connection.hangUp() }
