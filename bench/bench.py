@@ -190,6 +190,72 @@ def start_roost(binary, tmp):
     return proc, port, token
 
 
+def make_certificate(tmp):
+    """A self-signed ECDSA P-256 certificate for 127.0.0.1 (wrk does not verify)."""
+    cert, key = os.path.join(tmp, "tls.pem"), os.path.join(tmp, "tls.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+def measure_tls(binary, tmp, ids, duration):
+    """Roost only: GET by id over HTTPS on keep-alive connections, and TLS handshakes per second
+    (a new connection for every request: `Connection: close`), on the data of the plain run."""
+    cert, key = make_certificate(tmp)
+    port = free_port()
+    log = open(os.path.join(tmp, "roost-tls.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--port", str(port), "--data-dir", os.path.join(tmp, "roost-data"),
+                             "--tls-cert", cert, "--tls-key", key], stdout=log, stderr=log)
+    import ssl
+    unverified = ssl._create_unverified_context()
+    deadline = time.time() + 30
+    while True:
+        try:
+            c = http.client.HTTPSConnection("127.0.0.1", port, timeout=2, context=unverified)
+            c.request("GET", "/health")
+            c.getresponse().read()
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise SystemExit("the TLS server did not come up")
+            time.sleep(0.1)
+    url = f"https://127.0.0.1:{port}/"
+    print("  Roost: GET by id over HTTPS ...", file=sys.stderr, flush=True)
+    results = {"https get": run_wrk(url, lua_get(tmp, "roost-get-tls", "/ff/resources/Post/", ids), 50, duration)}
+    print("  Roost: TLS handshakes ...", file=sys.stderr, flush=True)
+    results["handshakes"] = run_wrk(url, lua_static(tmp, "roost-handshake", "GET", "/health",
+                                                    headers={"Connection": "close"}), 50, duration)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    return results
+
+
+def tls_rows(plain, tls):
+    https = tls["https get"]
+    return [f"| Roost: HTTPS GET by id vs plain (keep-alive, TLS 1.3) | 50 | {https['rps']:.0f} vs {plain['rps']:.0f} | | "
+            f"**{https['rps'] / plain['rps']:.2f}×** of plain | {https['p50']:.2f} / {https['p99']:.2f} vs "
+            f"{plain['p50']:.2f} / {plain['p99']:.2f} | | |",
+            f"| Roost: TLS handshakes/s (a new connection per request, ECDSA P-256, TLS 1.3) | 50 | "
+            f"{tls['handshakes']['rps']:.0f} | | | {tls['handshakes']['p50']:.2f} / {tls['handshakes']['p99']:.2f} | | |"]
+
+
+def tls_only(args):
+    """`--tls-only`: the two TLS lines without PocketBase or the other scenarios."""
+    tmp = tempfile.mkdtemp(prefix="roost-bench-")
+    try:
+        proc, port, token = start_roost(args.roost, tmp)
+        ids = seed(port, "/ff/resources/Post", args.objects, headers={"Authorization": f"Bearer {token}"})
+        print("  Roost: GET by id over plain HTTP ...", file=sys.stderr, flush=True)
+        plain = run_wrk(f"http://127.0.0.1:{port}/", lua_get(tmp, "roost-get", "/ff/resources/Post/", ids), 50,
+                        args.duration)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        print("\n".join(tls_rows(plain, measure_tls(args.roost, tmp, ids, args.duration))))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def start_pocketbase(binary, tmp):
     port = free_port()
     data = os.path.join(tmp, "pb-data")
@@ -236,11 +302,16 @@ def measure(name, proc, port, scenarios, args, tmp):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--roost", required=True)
-    parser.add_argument("--pocketbase", required=True)
+    parser.add_argument("--pocketbase")
+    parser.add_argument("--tls-only", action="store_true", help="only the HTTPS lines (Roost only)")
     parser.add_argument("--duration", type=int, default=10, help="seconds per scenario at 50 connections")
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
     args = parser.parse_args()
+    if args.tls_only:
+        return tls_only(args)
+    if not args.pocketbase:
+        parser.error("--pocketbase is required")
     tmp = tempfile.mkdtemp(prefix="roost-bench-")
     post = {"content": "a new post from wrk", "gender": "female", "author": "wrk"}
     try:
@@ -270,6 +341,7 @@ def main():
             "http://127.0.0.1:%d/" % port, lua_get(tmp, "roost-get-h", "/ff/resources/Post/", ids), hostile, args.duration)
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
+        roost["tls"] = measure_tls(args.roost, tmp, ids, args.duration)
 
         print("PocketBase: starting and seeding ...", file=sys.stderr, flush=True)
         proc, port, token, blob_path = start_pocketbase(args.pocketbase, tmp)
@@ -314,6 +386,7 @@ def main():
         rows.append(f"| Roost: filtered page with the owner rule `createdBy eq @user.guid` vs without | {connections} | "
                     f"{ruled['rps']:.0f} vs {plain['rps']:.0f} | | **{ruled['rps'] / plain['rps']:.2f}×** of no rule | "
                     f"{ruled['p50']:.2f} / {ruled['p99']:.2f} vs {plain['p50']:.2f} / {plain['p99']:.2f} | | |")
+    rows += tls_rows(roost[("GET by id", 50)], roost["tls"])
     rows.append(f"| peak RSS (MiB) | | {roost['rss']:.1f} | {pocketbase['rss']:.1f} | Roost uses {roost['rss'] / pocketbase['rss']:.2f}× PB's | | | |")
     table = "\n".join(rows)
     print(table)
@@ -350,7 +423,8 @@ PocketBase's; page of 20 and filtered page ≥ 4×; random pick ≥ 20×; authen
 ≥ 80% of its rate while logins run; a 100 KiB file (Roost's blob member vs PocketBase's file
 endpoint, both public) ≥ 2×; peak RSS ≤ a third of PocketBase's; a filtered page under an owner rule
 keeps ≥ 85% of the same page without rules (both logged in; Roost only); GET by id keeps ≥ 80% of its
-rate while hostile queries run into the query deadline (Roost only: PocketBase has no regular expressions).
+rate while hostile queries run into the query deadline (Roost only: PocketBase has no regular expressions);
+HTTPS GET by id on keep-alive connections ≥ 80% of plain HTTP's (Roost only, `--tls-cert`/`--tls-key`).
 """ + million_section)
     print(f"\nwrote {args.results}", file=sys.stderr)
 

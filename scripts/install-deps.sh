@@ -11,7 +11,6 @@ if [ "${1:-}" = "--browser-tests" ]; then
     browser=1
     shift
 fi
-
 sudo=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
 
@@ -31,7 +30,7 @@ install_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-mapfile -t missing < <(missing_packages libevent-dev libsqlite3-dev libsodium-dev pkg-config "$@")
+mapfile -t missing < <(missing_packages libevent-dev libssl-dev libsqlite3-dev libsodium-dev pkg-config "$@")
 [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
 
 if [ "$browser" -eq 1 ]; then

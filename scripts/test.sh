@@ -3,6 +3,9 @@
 # Extra arguments go to 'swift test', e.g. scripts/test.sh --filter ObjectAPITests
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --browser-tests
+# Beyond the build's packages: headless Chromium and selenium for the CORS browser test, and for the
+# TLS tests the openssl command (a throwaway CA), Python, curl and the system CA bundle.
+scripts/install-deps.sh --browser-tests openssl ca-certificates python3 curl
 swift build --build-tests
-swift test --skip-build "$@"
+# A bound on the whole run, so that a test that hangs fails the run in minutes, not at CI's limit.
+timeout --signal=KILL 1800 swift test --skip-build "$@"

@@ -24,7 +24,7 @@ final class Connection: @unchecked Sendable {
     private var readingPaused = false
     private static let pipelineBufferLimit = 1 << 20
     var closeAfterWrite = false
-    private var waitingSince: UInt64
+    var waitingSince: UInt64
     private var firstByteAt: UInt64?
     /// Set after an error reply: the write side is shut and input is discarded until the client
     /// closes or this time passes, so the client reads the reply instead of a reset.
@@ -47,11 +47,17 @@ final class Connection: @unchecked Sendable {
     var streamBytes = 0
     /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
     var chargedBytes = 0
+    /// Over TLS (see Connection+TLS.swift): bytes go through OpenSSL, never straight to the socket.
+    let secure: Bool
+    /// The TLS handshake has not finished: the read timeout runs from the accept.
+    var handshaking: Bool
+    /// TLS failed on this connection, so no close_notify may be sent.
+    var tlsFailed = false
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
-        guard let bev = bufferevent_socket_new(loop.base, fd, roost_bev_opt_close_on_free()) else {
-            return nil
-        }
+        secure = loop.server.configuration.tls != nil
+        handshaking = secure
+        guard let bev = Self.makeBufferEvent(fd: fd, loop: loop) else { return nil }
         self.bev = bev
         self.loop = loop
         self.remoteAddress = remoteAddress
@@ -83,6 +89,7 @@ final class Connection: @unchecked Sendable {
         handlerTask?.cancel()
         handlerTask = nil
         guard let bev else { return }
+        sayGoodbye()
         bufferevent_free(bev)
         self.bev = nil
         loop.remove(self)
@@ -93,6 +100,9 @@ final class Connection: @unchecked Sendable {
         if let lingerUntil, now > lingerUntil {
             close()
             return
+        }
+        if handshaking {
+            return handshakeDeadline(now: now)
         }
         guard bev != nil, !handling, !closeAfterWrite, !admitting, !waitingForDrain else { return }
         let configuration = loop.server.configuration
@@ -314,6 +324,9 @@ final class Connection: @unchecked Sendable {
         }
         head += "Date: \(loop.dateCache.current)\r\n"
         if !keepAlive && !response.headers.contains("Connection") { head += "Connection: close\r\n" }
+        if let strictTransportSecurity = loop.server.strictTransportSecurityLine {
+            head += strictTransportSecurity
+        }
         head += "\r\n"
         var bytes = Array(head.utf8)
         if !omitBody && response.status != 204 && response.status != 304 {
@@ -328,7 +341,7 @@ final class Connection: @unchecked Sendable {
         guard let bev, let output = bufferevent_get_output(bev) else { return }
         bytes.withUnsafeBytes { buffer in
             var sent = 0
-            if evbuffer_get_length(output) == 0 {
+            if !secure && evbuffer_get_length(output) == 0 {
                 let result = send(
                     bufferevent_getfd(bev), buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
                 if result < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
@@ -367,12 +380,14 @@ final class Connection: @unchecked Sendable {
             if lingerUntil == nil { close() }
             return
         }
+        sayGoodbye()
         shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
         lingerUntil = DispatchTime.now().uptimeNanoseconds + 2_000_000_000
         bufferevent_enable(bev, roost_ev_read())
     }
 
     private func failed(_ events: Int16) {
+        if secure && tlsEvent(events) { return }
         if lingerUntil != nil {
             close()
             return

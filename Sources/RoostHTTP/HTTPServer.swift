@@ -45,6 +45,10 @@ public final class HTTPServer: Sendable {
         public var trustedProxies = TrustedProxies()
         /// Where the server's own warnings go (accept failures).
         public var logger = Logger()
+        /// Speak TLS with this certificate instead of plain HTTP.
+        public var tls: TLSContext?
+        /// The `Strict-Transport-Security` value sent on every answer over TLS; nil sends none.
+        public var strictTransportSecurity: String? = "max-age=31536000"
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080,
@@ -85,9 +89,11 @@ public final class HTTPServer: Sendable {
     let heldRequestBytes = Atomic<Int>(0)
     /// The cap on open connections in force, set at start.
     private let connectionCap = Atomic<Int>(Int.max)
-    /// When the last accept failure was logged (uptime nanoseconds), so the log gets one line, not
-    /// one per attempt.
-    private let acceptWarning = Mutex<(lastLogged: UInt64?, suppressed: Int)>((nil, 0))
+    /// Failed accepts and failed TLS handshakes: one log line a minute, not one per attempt.
+    private let acceptWarning = RateLimitedWarning()
+    private let handshakeWarning = RateLimitedWarning()
+    /// The `Strict-Transport-Security` header line, over TLS only.
+    let strictTransportSecurityLine: String?
     /// The answer to a connection beyond the cap, rendered once.
     private let refusal: [UInt8]
     /// How long accepting pauses after it failed.
@@ -105,6 +111,9 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.responder = responder
+        strictTransportSecurityLine =
+            configuration.tls == nil
+            ? nil : configuration.strictTransportSecurity.map { "Strict-Transport-Security: \($0)\r\n" }
         refusal = Self.serializedRefusal(
             configuration.errorBody(
                 HTTPProtocolError(
@@ -174,22 +183,19 @@ public final class HTTPServer: Sendable {
 
     /// Answers a connection beyond the cap and closes it, without a connection object.
     func refuseConnection(_ fd: Int32) {
-        _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        // Over TLS a plaintext answer would be garbage to the client, and a handshake is the
+        // very cost the cap saves.
+        if configuration.tls == nil {
+            _ = refusal.withUnsafeBytes {
+                send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+        }
         close(fd)
     }
 
     /// Logs a failed accept once a minute at most, however often it fails.
     func warnAcceptFailure(_ error: Int32) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let suppressed = acceptWarning.withLock { warning -> Int? in
-            if let last = warning.lastLogged, now - last < 60_000_000_000 {
-                warning.suppressed += 1
-                return nil
-            }
-            defer { warning = (now, 0) }
-            return warning.suppressed
-        }
-        guard let suppressed else { return }
+        guard let suppressed = acceptWarning.admit() else { return }
         let reason = String(cString: strerror(error))
         let hint =
             error == EMFILE || error == ENFILE
@@ -198,6 +204,14 @@ public final class HTTPServer: Sendable {
         configuration.logger.warn(
             "cannot accept connections: \(reason)\(hint); pausing accepts for \(Self.acceptPauseMilliseconds) ms\(repeats)"
         )
+    }
+
+    /// Logs a failed TLS handshake once a minute at most, however many fail.
+    func warnHandshakeFailure(_ remoteAddress: String, reason: String) {
+        guard let suppressed = handshakeWarning.admit() else { return }
+        let repeats = suppressed > 0 ? "; \(suppressed) more failed in the last minute" : ""
+        FileHandle.standardError.write(
+            Data("roost: TLS handshake with \(remoteAddress) failed: \(reason)\(repeats)\n".utf8))
     }
 
     /// Raises the soft descriptor limit to the hard one; returns the limit in force.

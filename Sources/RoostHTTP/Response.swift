@@ -35,6 +35,7 @@ public struct Response: Sendable {
         case 204: "No Content"
         case 206: "Partial Content"
         case 304: "Not Modified"
+        case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"

@@ -59,6 +59,15 @@ public struct ServerConfiguration: Sendable {
     public var appDefinitionPath: String?
     /// The definition used without a file: FatFractal's default rules unless set.
     public var appDefinition = AppDefinition()
+    /// TLS: the certificate chain and its key, PEM files (`--tls-cert`, `--tls-key`); both or
+    /// neither. Reloaded by ``Application/reloadTLS()``.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// A plain-HTTP port whose every answer is a redirect to HTTPS (`--redirect-http`); 0 picks
+    /// a free one. Only with TLS.
+    public var redirectHTTPPort: Int?
+    /// Whether answers over TLS carry `Strict-Transport-Security: max-age=31536000` (`--hsts`).
+    public var strictTransportSecurity = true
 
     public init() {}
 }
@@ -67,6 +76,9 @@ public struct ServerConfiguration: Sendable {
 public final class Application: Sendable {
     public let configuration: ServerConfiguration
     private let server: HTTPServer
+    private let tls: TLSContext?
+    /// The plain listener that redirects to HTTPS, with `--redirect-http`.
+    private let redirectServer: HTTPServer?
     private let storage: SQLiteStorage
     private let blobCollector: BlobCollector
     private let accounts: AccountService
@@ -80,6 +92,8 @@ public final class Application: Sendable {
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
+        // First: a certificate problem is found before the database is touched.
+        tls = try Self.loadTLS(configuration)
         let logger = Logger(
             level: configuration.logLevel, format: configuration.logFormat,
             sink: configuration.logSink ?? Logger.standardError)
@@ -142,10 +156,38 @@ public final class Application: Sendable {
         httpConfiguration.minimumUploadRate = configuration.minimumUploadRate
         httpConfiguration.maxUnsentBytes = configuration.maxUnsentBytes
         httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
+        httpConfiguration.tls = tls
+        if !configuration.strictTransportSecurity { httpConfiguration.strictTransportSecurity = nil }
         let frontDoor = FrontDoor(
             router: router.router, requestIDs: requestIDs,
             cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
-        server = HTTPServer(configuration: httpConfiguration, responder: frontDoor, metrics: metrics)
+        let server = HTTPServer(configuration: httpConfiguration, responder: frontDoor, metrics: metrics)
+        self.server = server
+        redirectServer = configuration.redirectHTTPPort.map { port in
+            var redirect = HTTPServer.Configuration(
+                host: configuration.host, port: port, loopCount: 1,
+                readTimeout: configuration.readTimeout, idleTimeout: configuration.idleTimeout,
+                errorBody: boundary.protocolResponse)
+            redirect.maxConnections = configuration.maxConnections
+            return HTTPServer(
+                configuration: redirect,
+                responder: HTTPSRedirect(
+                    httpsPort: { server.port }, errorBody: boundary.protocolResponse))
+        }
+    }
+
+    private static func loadTLS(_ configuration: ServerConfiguration) throws -> TLSContext? {
+        switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
+        case (let certificate?, let key?):
+            return try TLSContext(certificatePath: certificate, keyPath: key)
+        case (nil, nil):
+            guard configuration.redirectHTTPPort == nil else {
+                throw TLSConfigurationError(message: "--redirect-http needs --tls-cert and --tls-key")
+            }
+            return nil
+        default:
+            throw TLSConfigurationError(message: "--tls-cert and --tls-key go together; give both")
+        }
     }
 
     /// Creates the definition's indexes, then starts listening; returns once connections are
@@ -154,6 +196,12 @@ public final class Application: Sendable {
         try await createIndexes(of: definitions.definition)
         try await createGroups(of: definitions.definition)
         try server.start()
+        do {
+            try redirectServer?.start()
+        } catch {
+            await server.shutdown()
+            throw error
+        }
         startBlobSweeps()
     }
 
@@ -208,8 +256,23 @@ public final class Application: Sendable {
         }
     }
 
+    /// Reads the TLS certificate and key again: new connections get them, open ones keep theirs.
+    /// A bad file throws and the running certificate stays. False without TLS.
+    @discardableResult
+    public func reloadTLS() throws -> Bool {
+        guard let tls else { return false }
+        try tls.reload()
+        return true
+    }
+
     /// The port listened on, useful when the configuration asked for port 0.
     public var port: Int { server.port }
+
+    /// The plain-HTTP port that redirects to HTTPS, with ``ServerConfiguration/redirectHTTPPort``.
+    public var redirectPort: Int? { redirectServer?.port }
+
+    /// Whether the server speaks TLS.
+    public var isSecure: Bool { tls != nil }
 
     /// Finishes requests in flight, then stops and joins everything it started: the blob sweeper,
     /// the event loops, the blob workers, the database's writer and readers (closing every
@@ -221,6 +284,7 @@ public final class Application: Sendable {
         }
         sweep?.cancel()
         await sweep?.value
+        await redirectServer?.shutdown()
         await server.shutdown()
         await blobIO.stop()
         await storage.database.close()

@@ -40,7 +40,7 @@ public final class RoostProcess: Sendable {
             if chunk.isEmpty { throw TestClientError(description: "roost exited before listening: \(text)") }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        guard let range = text.range(of: #"http://[^:]+:(\d+)"#, options: .regularExpression),
+        guard let range = text.range(of: #"https?://[^:]+:(\d+)"#, options: .regularExpression),
             let port = Int(text[range].split(separator: ":").last ?? "")
         else { throw TestClientError(description: "unexpected first line: \(text)") }
         self.port = port

@@ -31,11 +31,13 @@ enum ServerFiles {
     static func reloadStatus(_ dataDirectory: String) -> String { dataDirectory + "/roost.reload-status" }
 }
 
-/// Reloads the app definition on SIGHUP and records the outcome for `roost app apply`.
+/// Reloads the TLS certificate and the app definition on SIGHUP, and records the definition's
+/// outcome for `roost app apply`.
 func reloadOnHangup(_ application: Application, dataDirectory: String) {
     signal(SIGHUP, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "roost-hangup"))
     source.setEventHandler {
+        reloadTLS(application)
         Task {
             let status: String
             do {
@@ -55,6 +57,17 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
     }
     source.resume()
     SignalSources.keep([source])
+}
+
+/// New connections get the new certificate; a file that cannot be used leaves the running one.
+private func reloadTLS(_ application: Application) {
+    do {
+        if try application.reloadTLS() {
+            say("roost: TLS certificate reloaded from \(application.configuration.tlsCertificatePath ?? "")")
+        }
+    } catch {
+        printError("TLS certificate not reloaded; the running one stays in force: \(error)")
+    }
 }
 
 /// `roost app ...`: returns the exit status.

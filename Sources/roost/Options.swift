@@ -179,6 +179,33 @@ struct ServeOption: Sendable {
             }
             $0.logFormat = format
         },
+        ServeOption(
+            flag: "--tls-cert", variable: "ROOST_TLS_CERT", valueName: "FILE",
+            help: "serve HTTPS with this certificate chain (PEM, leaf first); reloaded on SIGHUP"
+        ) {
+            $0.tlsCertificatePath = $1
+        },
+        ServeOption(
+            flag: "--tls-key", variable: "ROOST_TLS_KEY", valueName: "FILE",
+            help: "the private key of --tls-cert (PEM, unencrypted); reloaded on SIGHUP"
+        ) {
+            $0.tlsKeyPath = $1
+        },
+        ServeOption(
+            flag: "--redirect-http", variable: "ROOST_REDIRECT_HTTP", valueName: "PORT",
+            help: "also listen for plain HTTP on PORT and redirect every request to HTTPS (308)"
+        ) {
+            $0.redirectHTTPPort = try integer($1, flag: "--redirect-http", range: 0...65535)
+        },
+        ServeOption(
+            flag: "--hsts", variable: "ROOST_HSTS", valueName: "on|off",
+            help: "send Strict-Transport-Security: max-age=31536000 over HTTPS (default on)"
+        ) {
+            guard $1 == "on" || $1 == "off" else {
+                throw UsageError(message: "--hsts takes 'on' or 'off', not '\($1)'")
+            }
+            $0.strictTransportSecurity = $1 == "on"
+        },
     ]
 
     /// Parses `--cors-origins`: a comma-separated list of origins such as https://app.example.com.
@@ -198,6 +225,21 @@ struct ServeOption: Sendable {
                 )
             }
             return origin
+        }
+    }
+
+    /// The options that only make sense together.
+    static func checkCombinations(_ configuration: ServerConfiguration) throws {
+        if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
+            throw UsageError(message: "--tls-cert and --tls-key go together; give both")
+        }
+        if let redirect = configuration.redirectHTTPPort {
+            guard configuration.tlsCertificatePath != nil else {
+                throw UsageError(message: "--redirect-http needs --tls-cert and --tls-key")
+            }
+            guard redirect == 0 || redirect != configuration.port else {
+                throw UsageError(message: "--redirect-http needs another port than --port")
+            }
         }
     }
 
@@ -280,6 +322,7 @@ struct ServeOption: Sendable {
             try option.apply(&configuration, value)
             index += 1
         }
+        try checkCombinations(configuration)
         return configuration
     }
 }

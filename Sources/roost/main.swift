@@ -1,6 +1,7 @@
 import CRoostSystem
 import Foundation
 import RoostCore
+import RoostHTTP
 import RoostServer
 import RoostStore
 
@@ -72,7 +73,11 @@ func serveHelp() -> String {
         "",
         "Flags override environment variables; the app definition's settings override",
         "--session-policy and --token-lifetime. SIGINT or SIGTERM stops the server after",
-        "the requests in flight are answered; SIGHUP reloads the app definition.",
+        "the requests in flight are answered; SIGHUP reloads the app definition and the",
+        "TLS certificate and key (open connections keep theirs).",
+        "",
+        "A TLS certificate or key that cannot be used (unreadable, not PEM, not a pair)",
+        "stops the start with a message naming the file, exit status \(tlsExitStatus).",
         "",
         "One server per data folder: it holds an exclusive lock on DATA/roost.lock, and a",
         "second 'roost serve' on the same folder exits with status \(DataFolderLock.heldExitStatus).",
@@ -91,6 +96,9 @@ func say(_ line: String) {
 func printError(_ message: String) {
     FileHandle.standardError.write(Data("roost: \(message)\n".utf8))
 }
+
+/// The exit status when the TLS certificate or key cannot be used (sysexits' EX_CONFIG).
+let tlsExitStatus: Int32 = 78
 
 func serve(_ arguments: [String]) async -> Int32 {
     if arguments.contains("--help") || arguments.contains("-h") {
@@ -132,6 +140,9 @@ func serve(_ arguments: [String]) async -> Int32 {
     do {
         application = try Application(configuration: configuration)
         try await application.start()
+    } catch let error as TLSConfigurationError {
+        printError("cannot start: \(error.message)")
+        return tlsExitStatus
     } catch let error as AppDefinitionError {
         printError("cannot start: \(configuration.appDefinitionPath ?? "app definition"): \(error)")
         return 65
@@ -149,9 +160,13 @@ func serve(_ arguments: [String]) async -> Int32 {
         atPath: pidFile, contents: Data("\(getpid())\n\(appPath)\n".utf8),
         attributes: [.posixPermissions: 0o600])
     reloadOnHangup(application, dataDirectory: configuration.dataDirectory)
+    let scheme = application.isSecure ? "https" : "http"
     say(
-        "roost \(version) listening on http://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
+        "roost \(version) listening on \(scheme)://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
     )
+    if let redirectPort = application.redirectPort {
+        say("roost: redirecting http://\(configuration.host):\(redirectPort) to https")
+    }
     await termination.wait()
     say("roost: shutting down; finishing requests in flight")
     await application.shutdown()

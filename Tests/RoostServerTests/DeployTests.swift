@@ -63,7 +63,7 @@ struct DeployTests {
         let packages = install.components(separatedBy: "&&")[0].split(whereSeparator: { " \\\n".contains($0) }
         )
         .map(String.init)
-        #expect(packages == ["libevent-2.1-7", "libevent-pthreads-2.1-7", "libsqlite3-0", "libsodium23"])
+        #expect(packages == ["libevent-2.1-7", "libevent-pthreads-2.1-7", "libevent-openssl-2.1-7", "libssl3", "libsqlite3-0", "libsodium23"])
         let apt = try #require(Self.program("apt-cache"))
         guard try await runProgram(apt, ["show", "libc6"]).status == 0 else {
             print("skipped: apt-cache has no package lists here (apt-get update)")
