@@ -156,19 +156,20 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// which most reads need a fraction of, sparing them two thread hand-offs; a read that needs
     /// more is interrupted there and runs again on a reader thread, so an event loop never spends
     /// more than that budget on one. See ``SQLiteReaderPool/read(_:)`` for what it throws.
-    public func pooledRead<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T)
-        async throws -> T
-    {
+    /// With `transaction` false (a read of one statement), no `BEGIN`/`COMMIT` is spent on it.
+    public func pooledRead<T: Sendable>(
+        transaction: Bool = true, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
         let steps = readerPool.limits.inlineSteps
         if steps > 0, let result = try read({ connection in
             // The clock is a backstop for a regular expression, which SQLite does not count.
             let budget = ReadBudget(
                 timeout: Self.inlineTimeBackstop, checks: steps / Int(SQLiteConnection.progressSteps))
-            return try SQLiteReaderPool.attempt(body, on: connection, budget: budget)
+            return try SQLiteReaderPool.attempt(body, on: connection, budget: budget, transaction: transaction)
         }) {
             return result
         }
-        return try await readerPool.read(body)
+        return try await readerPool.read(transaction: transaction, body)
     }
 
     /// The most a read may first take on the calling thread whatever its steps (a regular

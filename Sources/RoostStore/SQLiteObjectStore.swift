@@ -114,7 +114,7 @@ public final class SQLiteObjectStore: ObjectStore {
     {
         guard !guids.isEmpty else { return [:] }
         let condition = try Self.condition(collection, nil, restriction)
-        return try await database.pooledRead { connection in
+        return try await database.pooledRead(transaction: guids.count > 500) { connection in
             var result: [String: [UInt8]] = [:]
             // SQLite allows 32,766 parameters; stay far below with chunks of 500.
             for start in stride(from: 0, to: guids.count, by: 500) {
@@ -194,9 +194,9 @@ public final class SQLiteObjectStore: ObjectStore {
             SELECT document FROM objects WHERE \(condition)
             ORDER BY \(SQL.joined(order, separator: ", ")) LIMIT \(request.count) OFFSET \(request.start)
             """
-        // One transaction: the page and its total agree.
+        // With a total, one transaction: the page and its total agree.
         let includeTotal = request.includeTotal
-        return try await database.pooledRead { connection in
+        return try await database.pooledRead(transaction: includeTotal) { connection in
             let documents = try connection.query(sql) { $0.bytes(0) }
             var total: Int?
             if includeTotal {
@@ -215,7 +215,8 @@ public final class SQLiteObjectStore: ObjectStore {
         let condition = try Self.condition(
             request.collection, request.filter, request.restriction, references: request.references)
         let (collection, includeTotal) = (request.collection, request.includeTotal)
-        return try await database.pooledRead { connection in
+        // The draws need no snapshot (a row deleted meanwhile is a miss); a total must agree.
+        return try await database.pooledRead(transaction: includeTotal) { connection in
             let document = try Self.randomDocument(in: collection, matching: condition, on: connection)
             let total =
                 includeTotal

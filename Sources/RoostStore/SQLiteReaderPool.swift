@@ -69,14 +69,18 @@ final class SQLiteReaderPool: Sendable {
     /// Throws ``StoreError/busy`` when too many reads wait, ``StoreError/timeout(after:)`` when the read
     /// outlives its budget, and `CancellationError` when the calling task is cancelled (the
     /// statement in progress is interrupted).
-    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    func read<T: Sendable>(transaction: Bool = true, _ body: @escaping @Sendable (SQLiteConnection) throws -> T)
+        async throws -> T
+    {
         let budget = ReadBudget(timeout: limits.timeout, slowAfter: limits.slowAfter)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = Job(
                     budget: budget,
                     run: { connection in
-                        continuation.resume(with: Result { try Self.execute(body, on: connection, budget: budget, limit: self.limits.timeout) })
+                        continuation.resume(with: Result { try Self.execute(
+                                body, on: connection, budget: budget, limit: self.limits.timeout,
+                                transaction: transaction) })
                     },
                     fail: { continuation.resume(throwing: $0) })
                 if let refusal = enqueue(job) { job.fail(refusal) }
@@ -173,11 +177,12 @@ final class SQLiteReaderPool: Sendable {
     }
 
     /// Runs `body` in a read transaction under `budget`; nil when the budget ran out first.
-    static func attempt<T>(_ body: (SQLiteConnection) throws -> T, on connection: SQLiteConnection, budget: ReadBudget)
-        throws -> T?
-    {
+    static func attempt<T>(
+        _ body: (SQLiteConnection) throws -> T, on connection: SQLiteConnection, budget: ReadBudget,
+        transaction: Bool = true
+    ) throws -> T? {
         do {
-            return try execute(body, on: connection, budget: budget, limit: .zero)
+            return try execute(body, on: connection, budget: budget, limit: .zero, transaction: transaction)
         } catch StoreError.timeout(after: .zero) {
             return nil
         }
@@ -185,19 +190,19 @@ final class SQLiteReaderPool: Sendable {
 
     private static func execute<T>(
         _ body: (SQLiteConnection) throws -> T, on connection: SQLiteConnection, budget: ReadBudget,
-        limit: Duration
+        limit: Duration, transaction: Bool
     ) throws -> T {
         connection.budget = budget
         // Prepared once per connection (run caches statements), unlike execute's text.
         do {
-            try connection.run("BEGIN")
+            if transaction { try connection.run("BEGIN") }
             let result = try body(connection)
             connection.budget = nil
-            try connection.run("COMMIT")
+            if transaction { try connection.run("COMMIT") }
             return result
         } catch {
             connection.budget = nil
-            _ = try? connection.run("ROLLBACK")
+            if transaction { _ = try? connection.run("ROLLBACK") }
             guard budget.isExhausted else { throw error }
             if budget.isCancelled { throw CancellationError() }
             throw StoreError.timeout(after: limit)
