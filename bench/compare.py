@@ -55,6 +55,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=int, default=5)
     parser.add_argument("--objects", type=int, default=10_000)
+    parser.add_argument("--only", help="run only the scenarios whose names contain this text")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="roost-compare-")
     servers = {}
@@ -64,7 +65,7 @@ def main():
             servers[name] = prepare(binary, os.path.join(tmp, name), args.objects)
         results = {}
         for round_number in range(args.rounds):
-            for scenario in servers["before"][2]:
+            for scenario in [name for name in servers["before"][2] if not args.only or args.only in name]:
                 order = ("before", "after") if round_number % 2 == 0 else ("after", "before")
                 for name in order:
                     _, port, scenarios = servers[name]
@@ -73,7 +74,7 @@ def main():
                     results.setdefault((scenario, name), []).append(outcome["rps"])
         print("| scenario (50 connections) | before req/s | after req/s | after / before |")
         print("|---|---|---|---|")
-        for scenario in servers["before"][2]:
+        for scenario in [name for name in servers["before"][2] if (name, "before") in results]:
             before = statistics.median(results[(scenario, "before")])
             after = statistics.median(results[(scenario, "after")])
             print(f"| {scenario} | {before:.0f} | {after:.0f} | {after / before:.2f}× |")

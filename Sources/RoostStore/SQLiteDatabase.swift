@@ -172,9 +172,11 @@ public final class SQLiteDatabase: @unchecked Sendable {
         return try await readerPool.read(transaction: transaction, body)
     }
 
-    /// The most a read may first take on the calling thread whatever its steps (a regular
-    /// expression's backtracking is not counted in SQLite's steps).
-    static let inlineTimeBackstop: Duration = .milliseconds(5)
+    /// The most a read may first take on the calling thread whatever its steps. Steps bound it
+    /// (a regular expression's progress checks count as steps); this clock is only a backstop,
+    /// long enough that a loop thread preempted on a busy machine does not push a quick read to
+    /// the reader threads.
+    static let inlineTimeBackstop: Duration = .milliseconds(50)
 
     /// Pooled reads waiting for a thread.
     var waitingReads: Int { readerPool.waiting }
