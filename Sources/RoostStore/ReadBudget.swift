@@ -17,7 +17,9 @@ public final class ReadBudget: Sendable {
     /// time, so a busy machine that preempts the thread does not make a quick read look slow.
     private let checksLeft: Atomic<Int>
 
-    public init(deadline: ContinuousClock.Instant, slowAfter: ContinuousClock.Instant? = nil, checks: Int = .max) {
+    public init(
+        deadline: ContinuousClock.Instant, slowAfter: ContinuousClock.Instant? = nil, checks: Int = .max
+    ) {
         self.deadline = deadline
         self.slowAfter = slowAfter ?? deadline
         checksLeft = Atomic(checks)

@@ -161,12 +161,15 @@ public final class SQLiteDatabase: @unchecked Sendable {
         transaction: Bool = true, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
     ) async throws -> T {
         let steps = readerPool.limits.inlineSteps
-        if steps > 0, let result = try read({ connection in
-            // The clock is a backstop for a regular expression, which SQLite does not count.
-            let budget = ReadBudget(
-                timeout: Self.inlineTimeBackstop, checks: steps / Int(SQLiteConnection.progressSteps))
-            return try SQLiteReaderPool.attempt(body, on: connection, budget: budget, transaction: transaction)
-        }) {
+        if steps > 0,
+            let result = try read({ connection in
+                // The clock is a backstop for a regular expression, which SQLite does not count.
+                let budget = ReadBudget(
+                    timeout: Self.inlineTimeBackstop, checks: steps / Int(SQLiteConnection.progressSteps))
+                return try SQLiteReaderPool.attempt(
+                    body, on: connection, budget: budget, transaction: transaction)
+            })
+        {
             return result
         }
         return try await readerPool.read(transaction: transaction, body)

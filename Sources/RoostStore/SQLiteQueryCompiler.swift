@@ -86,7 +86,9 @@ enum SQLiteQueryCompiler {
                 referenced.guid = substr(\(raw: url), instr(\(raw: url), '/') + 1)
                 """
             if let visible { target = target + " AND " + visible }
-            if let owned = ownerGuard(on: rest.components[0], references) { target = target + " AND " + owned }
+            if let owned = ownerGuard(on: rest.components[0], references) {
+                target = target + " AND " + owned
+            }
             alternatives.append(target + " AND " + (try build(rest)) + ")")
         }
         return "(" + SQL.joined(alternatives, separator: " OR ") + ")"
@@ -115,7 +117,9 @@ enum SQLiteQueryCompiler {
     /// For an owner-only field of the referenced row's collection: only its creator's rows count.
     private static func ownerGuard(on field: String, _ references: ReferenceAccess) -> SQL? {
         let hiddenElsewhere = references.others.ownerOnlyFields.contains(field)
-        guard hiddenElsewhere || references.collections.values.contains(where: { $0.ownerOnlyFields.contains(field) })
+        guard
+            hiddenElsewhere
+                || references.collections.values.contains(where: { $0.ownerOnlyFields.contains(field) })
         else { return nil }
         let creator: SQL = references.viewer.map { "referenced.created_by IS \($0)" } ?? "0"
         var branches: [SQL] = []

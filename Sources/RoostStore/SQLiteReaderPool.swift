@@ -69,7 +69,9 @@ final class SQLiteReaderPool: Sendable {
     /// Throws ``StoreError/busy`` when too many reads wait, ``StoreError/timeout(after:)`` when the read
     /// outlives its budget, and `CancellationError` when the calling task is cancelled (the
     /// statement in progress is interrupted).
-    func read<T: Sendable>(transaction: Bool = true, _ body: @escaping @Sendable (SQLiteConnection) throws -> T)
+    func read<T: Sendable>(
+        transaction: Bool = true, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    )
         async throws -> T
     {
         let budget = ReadBudget(timeout: limits.timeout, slowAfter: limits.slowAfter)
@@ -78,9 +80,12 @@ final class SQLiteReaderPool: Sendable {
                 let job = Job(
                     budget: budget,
                     run: { connection in
-                        continuation.resume(with: Result { try Self.execute(
-                                body, on: connection, budget: budget, limit: self.limits.timeout,
-                                transaction: transaction) })
+                        continuation.resume(
+                            with: Result {
+                                try Self.execute(
+                                    body, on: connection, budget: budget, limit: self.limits.timeout,
+                                    transaction: transaction)
+                            })
                     },
                     fail: { continuation.resume(throwing: $0) })
                 if let refusal = enqueue(job) { job.fail(refusal) }

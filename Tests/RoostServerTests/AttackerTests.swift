@@ -77,10 +77,13 @@ struct SecretWorld {
             let collection = field.prefix(1).uppercased() + field.dropFirst()
             let role = field == "locked" ? Role.admin : .owner
             // A profile's pin is public; only its secret is the owner's.
-            let body = field == "profile" ? #"{"secret":"\#(secret)"}"# : #"{"secret":"\#(secret)","pin":\#(pin)}"#
+            let body =
+                field == "profile" ? #"{"secret":"\#(secret)"}"# : #"{"secret":"\#(secret)","pin":\#(pin)}"#
             let patched = try await world.send(
                 role, "PATCH", "/ff/resources/\(collection)/\(guids[field]!)", json: body)
-            guard patched.status == 200 else { throw TestClientError(description: "\(field): \(patched.text)") }
+            guard patched.status == 200 else {
+                throw TestClientError(description: "\(field): \(patched.text)")
+            }
         }
         let phone = try await world.send(
             .owner, "PATCH", "/ff/resources/FFUser/\(world.guids[.owner]!)", json: #"{"phone":"\#(secret)"}"#)
@@ -175,7 +178,8 @@ struct AttackerTests {
         try await world.setSecrets(toGuess: true)
         for field in ["diary", "board", "profile", "acronym"] {
             let response = try await world.world.send(
-                .owner, "GET", "/ff/resources/Post/\(encodeQuery("(\(field).secret eq '\(SecretWorld.guess)')"))")
+                .owner, "GET",
+                "/ff/resources/Post/\(encodeQuery("(\(field).secret eq '\(SecretWorld.guess)')"))")
             #expect(PermissionWorld.guids(response).count == 2, "\(field): \(response.text)")
         }
         let phone = try await world.world.send(

@@ -41,7 +41,8 @@ struct QueryLimitsTests {
         ),
     ]
 
-    @Test("queries over a limit of their shape are refused with 400 invalid_query naming it", arguments: shapes)
+    @Test(
+        "queries over a limit of their shape are refused with 400 invalid_query naming it", arguments: shapes)
     func shapeLimits(query: String, message: String) async throws {
         let server = try await makeOpenServer()
         for path in [
@@ -87,7 +88,8 @@ struct QueryLimitsTests {
             #expect((response.json["details"] as? [String: Any])?["timeoutSeconds"] as? String == "2")
         }
         // Queries that fit in the deadline still work on the same threads.
-        let fine = try await server.client.send("GET", "/ff/resources/Word/\(encodeQuery("(text matches '^a+!$')"))")
+        let fine = try await server.client.send(
+            "GET", "/ff/resources/Word/\(encodeQuery("(text matches '^a+!$')"))")
         #expect(fine.status == 200)
         #expect((fine.json["items"] as? [Any])?.count == 30)
         await server.stop()

@@ -31,13 +31,15 @@ struct ReferenceRuleTests {
         }
         let notes = PermissionWorld.guids(try await world.send(.other, "GET", "/ff/resources/Note"))
         let userURLs = [Role.owner, .other, .member].map { "/ff/resources/FFUser/\(world.guids[$0]!)" }
-        let authors = userURLs.map { #"{"ffUrl":"\#($0)"}"# } + [
-            #"{"ffUrl":"\#(userURLs[1])","userName":"bob","guid":"\#(world.guids[.other]!)"}"#,
-            #""\#(userURLs[1])""#, "null",
-        ]
-        let noteValues = notes.map { #"{"ffUrl":"/ff/resources/Note/\#($0)"}"# } + [
-            #"{"secret":"y","pin":9,"tags":["x"],"text":"abz"}"#, #""x""#,
-        ]
+        let authors =
+            userURLs.map { #"{"ffUrl":"\#($0)"}"# } + [
+                #"{"ffUrl":"\#(userURLs[1])","userName":"bob","guid":"\#(world.guids[.other]!)"}"#,
+                #""\#(userURLs[1])""#, "null",
+            ]
+        let noteValues =
+            notes.map { #"{"ffUrl":"/ff/resources/Note/\#($0)"}"# } + [
+                #"{"secret":"y","pin":9,"tags":["x"],"text":"abz"}"#, #""x""#,
+            ]
         for index in 0..<40 {
             var fields = [#""guid":"d\#(index)""#]
             if Bool.random(using: &generator) {
@@ -51,9 +53,11 @@ struct ReferenceRuleTests {
             #expect(created.status == 201, "\(created.text)")
         }
         for role in [Role.anonymous, .other, .member, .owner] {
-            let listed = PermissionWorld.guids(try await world.send(role, "GET", "/ff/resources/Doc?count=1000"))
+            let listed = PermissionWorld.guids(
+                try await world.send(role, "GET", "/ff/resources/Doc?count=1000"))
             var readable = Set<String>()
-            for index in 0..<40 where try await world.send(role, "GET", "/ff/resources/Doc/d\(index)").status == 200 {
+            for index in 0..<40
+            where try await world.send(role, "GET", "/ff/resources/Doc/d\(index)").status == 200 {
                 readable.insert("d\(index)")
             }
             #expect(listed == readable, "\(rule) as \(role)")

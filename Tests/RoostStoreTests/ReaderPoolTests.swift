@@ -5,7 +5,8 @@ import Testing
 @testable import RoostStore
 
 /// A statement that never ends on its own: counts forever.
-private let endless: SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+private let endless: SQL =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 
 /// A database whose reads all go to the pool, unless `inline` lets them start on the caller.
 private func openDatabase(_ limits: ReadLimits, inline: Bool = false) throws -> SQLiteDatabase {
@@ -99,7 +100,8 @@ struct ReaderPoolTests {
 
     @Test("a quick read runs on the calling thread; one over the inline budget moves to a reader thread")
     func inlineBudget() async throws {
-        let database = try openDatabase(ReadLimits(threads: 1, timeout: .seconds(60), inlineSteps: 64_000), inline: true)
+        let database = try openDatabase(
+            ReadLimits(threads: 1, timeout: .seconds(60), inlineSteps: 64_000), inline: true)
         #expect(try await database.pooledRead { try $0.first("SELECT 1") { $0.integer(0) } } == 1)
         #expect(database.readsOnReaderThreads == 0)
         let attempts = Atomic<Int>(0)
@@ -130,7 +132,9 @@ struct ReaderPoolTests {
             return (before, after)
         }
         #expect(before == 0 && after == 0)
-        #expect(try await database.pooledRead { try $0.first("SELECT count(*) FROM objects") { $0.integer(0) } } == 1)
+        #expect(
+            try await database.pooledRead { try $0.first("SELECT count(*) FROM objects") { $0.integer(0) } }
+                == 1)
         await database.closeReaders()
     }
 

@@ -67,7 +67,8 @@ extension ObjectService {
         do {
             return try await list(filtered, caller: caller)
         } catch let error as QueryError {
-            throw RoostError.invalidParameter("field", "The back-reference field is too long: \(error.message).")
+            throw RoostError.invalidParameter(
+                "field", "The back-reference field is too long: \(error.message).")
         }
     }
 
