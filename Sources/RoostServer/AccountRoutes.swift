@@ -34,7 +34,8 @@ struct AccountRoutes: Sendable {
 
     private func register(_ request: Request) async throws -> Response {
         let body = try ObjectRoutes.bodyObject(request)
-        let (user, token) = try await accounts.register(body, device: Self.device(in: body))
+        let (user, token) = try await accounts.register(
+            body, device: Self.device(in: body), address: request.remoteAddress)
         return Response.json(201, Self.loginBody(user: user, token: token))
     }
 
@@ -120,6 +121,7 @@ struct AccountRoutes: Sendable {
             ("deviceType", token.deviceType.map(JSONValue.string) ?? .null),
             ("createdAt", .integer(token.createdAt)),
             ("expiresAt", .integer(token.expiresAt)),
+            ("clientAddress", token.clientAddress.map(JSONValue.string) ?? .null),
         ])
         if let current { object["current"] = .bool(current.tokenId == token.id) }
         return object

@@ -28,12 +28,16 @@ public struct TokenRecord: Sendable, Equatable {
     public var expiresAt: Int64
     /// When the expiry last moved forward; renewal happens at most once an hour.
     public var renewedAt: Int64
+    /// The client address that logged in (behind trusted proxies, the forwarded one); nil for
+    /// sessions older than the record of it.
+    public var clientAddress: String?
 
     public init(
         id: String, userGuid: String, secretHash: [UInt8], deviceId: String, deviceType: String?,
         createdAt: Int64,
-        expiresAt: Int64, renewedAt: Int64
+        expiresAt: Int64, renewedAt: Int64, clientAddress: String? = nil
     ) {
+        self.clientAddress = clientAddress
         self.id = id
         self.userGuid = userGuid
         self.secretHash = secretHash

@@ -57,6 +57,10 @@ public final class SQLiteAccountStore: AccountStore {
                 BEGIN INSERT INTO retired_group_guids (guid)
                 SELECT new.guid WHERE new.guid IN (SELECT guid FROM retired_group_guids); END;
                 """),
+        // Sessions say where they logged in from (the forwarded client behind trusted proxies).
+        Migration(
+            version: 23, name: "session client addresses",
+            sql: "ALTER TABLE tokens ADD COLUMN client_address TEXT;"),
     ]
 
     public init(database: SQLiteDatabase) {
@@ -65,7 +69,7 @@ public final class SQLiteAccountStore: AccountStore {
 
     private static let accountColumns = "user_guid, user_name_key, email_key, password_hash"
     private static let tokenColumns =
-        "id, user_guid, secret_hash, device_id, device_type, created_at, expires_at, renewed_at"
+        "id, user_guid, secret_hash, device_id, device_type, created_at, expires_at, renewed_at, client_address"
 
     private static func account(_ row: Row) -> AccountRecord {
         AccountRecord(
@@ -78,7 +82,7 @@ public final class SQLiteAccountStore: AccountStore {
             id: row.text(0) ?? "", userGuid: row.text(1) ?? "", secretHash: row.bytes(2),
             deviceId: row.text(3) ?? "",
             deviceType: row.text(4), createdAt: row.integer(5), expiresAt: row.integer(6),
-            renewedAt: row.integer(7))
+            renewedAt: row.integer(7), clientAddress: row.text(8))
     }
 
     public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
@@ -161,7 +165,8 @@ public final class SQLiteAccountStore: AccountStore {
             try connection.run(
                 """
                 INSERT INTO tokens (\(raw: Self.tokenColumns)) VALUES (\(token.id), \(token.userGuid), \(token.secretHash),
-                \(token.deviceId), \(token.deviceType), \(token.createdAt), \(token.expiresAt), \(token.renewedAt))
+                \(token.deviceId), \(token.deviceType), \(token.createdAt), \(token.expiresAt), \(token.renewedAt),
+                \(token.clientAddress))
                 """)
             try connection.run(
                 """

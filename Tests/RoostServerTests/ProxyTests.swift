@@ -232,6 +232,24 @@ import Testing
         #expect(try await failLogin(server, from: "198.51.100.20, 203.0.113.66") == 429)
     }
 
+    @Test(arguments: [("127.0.0.1/32", "198.51.100.20"), ("10.0.0.0/8", "127.0.0.1")])
+    func sessionsRecordTheClientAddress(trusting: String, recorded: String) async throws {
+        let server = try await throttledServer(trusting: trusting)
+        defer { Task { await server.stop() } }
+        #expect(try await server.client.register("alice").status == 201)
+        let login = try await server.client.send(
+            "POST", "/ff/login", json: #"{"userName":"alice","password":"correct horse","deviceId":"phone"}"#,
+            headers: [("X-Forwarded-For", "198.51.100.20")])
+        let token = try #require(login.json["token"] as? String)
+        // The same list /ff/admin/sessions gives an administrator.
+        let sessions = try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", token)])
+        let items = try #require(sessions.json["items"] as? [[String: Any]])
+        let phone = try #require(items.first { $0["deviceId"] as? String == "phone" })
+        #expect(phone["clientAddress"] as? String == recorded)
+        // Registration issued a session too, from the proxy's own address.
+        #expect(items.contains { $0["deviceId"] as? String != "phone" && $0["clientAddress"] as? String == "127.0.0.1" })
+    }
+
     @Test func aSpoofedHeaderFromAnUntrustedPeerIsIgnored() async throws {
         let log = LogCapture()
         // Only 10.0.0.0/8 is trusted; the test client (127.0.0.1) is not a proxy.

@@ -44,7 +44,7 @@ struct StoreTests {
                 "1 objects", "2 accounts", "3 objects by id", "4 access lists and group members",
                 "5 idempotency keys", "6 blob references", "7 idempotency keys mark their write",
                 "8 blob claims",
-                "21 deactivation revokes tokens", "22 retired group guids",
+                "21 deactivation revokes tokens", "22 retired group guids", "23 session client addresses",
             ])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")

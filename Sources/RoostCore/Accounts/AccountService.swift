@@ -103,7 +103,7 @@ public struct AccountService: Sendable {
     }
 
     /// Creates a user and logs them in.
-    public func register(_ body: JSONObject, device: DeviceInfo) async throws -> (
+    public func register(_ body: JSONObject, device: DeviceInfo, address: String? = nil) async throws -> (
         user: StoredObject, token: IssuedToken
     ) {
         guard definitions.definition.settings.registration == .open else {
@@ -112,7 +112,7 @@ public struct AccountService: Sendable {
                 message: "This app does not take new registrations; ask an administrator for an account.")
         }
         let user = try await createAccount(from: body, reservedFields: [:])
-        return (user, try await issueToken(for: user.guid, device: device))
+        return (user, try await issueToken(for: user.guid, device: device, address: address))
     }
 
     /// Validates a registration body and stores the account with its `FFUser` object.
@@ -193,7 +193,7 @@ public struct AccountService: Sendable {
             try await accounts.updatePasswordHash(
                 userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .none)
         }
-        return (user, try await issueToken(for: account.userGuid, device: device))
+        return (user, try await issueToken(for: account.userGuid, device: device, address: address))
     }
 
     /// The principal a token secret stands for; throws `invalid_token` for anything else.
@@ -275,7 +275,7 @@ public struct AccountService: Sendable {
             revoking: .allExcept(tokenId: principal.tokenId))
     }
 
-    func issueToken(for userGuid: String, device: DeviceInfo) async throws -> IssuedToken {
+    func issueToken(for userGuid: String, device: DeviceInfo, address: String?) async throws -> IssuedToken {
         let secret = Sodium.base64URL(Sodium.randomBytes(32))
         let now = clock.nowMilliseconds()
         let named = device.id.flatMap { $0 == Self.unnamedDevice ? nil : $0 }
@@ -283,7 +283,7 @@ public struct AccountService: Sendable {
             id: guids.makeGuid(), userGuid: userGuid, secretHash: Sodium.sha256(Array(secret.utf8)),
             deviceId: named ?? Self.unnamedDevice, deviceType: device.type, createdAt: now,
             expiresAt: now + tokenLifetime(),
-            renewedAt: now)
+            renewedAt: now, clientAddress: address.map { String($0.prefix(64)) })
         // Logins that name no device (a browser, curl) are not one device: each keeps its own
         // session, up to a bound, rather than ending the previous one.
         let revocation: TokenRevocation =
