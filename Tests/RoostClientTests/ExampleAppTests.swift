@@ -75,7 +75,8 @@ import Testing
         let chirp = App(name: "Chirp", port: port)
         _ = try await chirp.lines("register", "bob", input: "correct horse\n")
         await server.stop()
-        let total = 150
+        // Enough posts that the flusher is still busy when a starved test process gets to kill it.
+        let total = 600
         let queued = try await chirp.lines("post", "bulk", "--count", String(total))
         #expect(queued.count == total)
         let restarted = try await makeServer(port: port, dataDirectory: server.dataDirectory)
