@@ -361,6 +361,9 @@ def main():
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     finally:
+        # A scenario that failed must not leave its server running.
+        if "proc" in locals() and proc.poll() is None:
+            proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
 
     rows = ["| scenario | conns | Roost req/s | PocketBase req/s | req/s ratio | Roost p50 / p99 ms | PocketBase p50 / p99 ms | p99 ratio (PB/Roost) |",
