@@ -40,22 +40,14 @@ let schemaTooNewExitStatus: Int32 = 78
 
 /// `roost backup DEST`: returns the exit status.
 func backup(_ arguments: [String]) async -> Int32 {
-    if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") {
-        print(backupHelp)
-        return arguments.isEmpty ? 64 : 0
+    let dataDirectory: String
+    let destination: String
+    switch oneFolder(arguments, command: "backup", help: backupHelp, folder: "one destination folder") {
+    case .exit(let status): return status
+    case .folder(let directory, let name): (dataDirectory, destination) = (directory, name)
     }
-    guard let (dataDirectory, names) = dataDirectoryAndNames(arguments[...], command: "backup"),
-        names.count == 1
-    else {
-        printError("backup takes one destination folder\nRun 'roost backup --help' for the options.")
-        return 64
-    }
-    let destination = names[0]
+    if let status = requireRoostDatabase(dataDirectory) { return status }
     let source = dataDirectory + "/" + SQLiteStorage.fileName
-    guard FileManager.default.fileExists(atPath: source) else {
-        printError("there is no Roost database in \(dataDirectory); pass --data-dir")
-        return 66
-    }
     if let status = prepareEmptyFolder(destination) { return status }
     do {
         let progress = TerminalProgress()
@@ -106,17 +98,12 @@ func prepareEmptyFolder(_ path: String) -> Int32? {
 
 /// `roost restore SRC`: returns the exit status.
 func restore(_ arguments: [String]) async -> Int32 {
-    if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") {
-        print(restoreHelp)
-        return arguments.isEmpty ? 64 : 0
+    let dataDirectory: String
+    let source: String
+    switch oneFolder(arguments, command: "restore", help: restoreHelp, folder: "one backup folder") {
+    case .exit(let status): return status
+    case .folder(let directory, let name): (dataDirectory, source) = (directory, name)
     }
-    guard let (dataDirectory, names) = dataDirectoryAndNames(arguments[...], command: "restore"),
-        names.count == 1
-    else {
-        printError("restore takes one backup folder\nRun 'roost restore --help' for the options.")
-        return 64
-    }
-    let source = names[0]
     let sourceDatabase = source + "/" + SQLiteStorage.fileName
     guard FileManager.default.fileExists(atPath: sourceDatabase) else {
         printError("there is no Roost backup in \(source) (no \(SQLiteStorage.fileName))")
@@ -230,4 +217,26 @@ final class TerminalProgress {
     func finish() {
         if drew { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
+}
+
+/// What a command that names one folder besides `--data-dir` was given.
+enum OneFolderArguments {
+    /// Help was printed or the arguments were wrong: exit with this status.
+    case exit(Int32)
+    case folder(dataDirectory: String, name: String)
+}
+
+/// Parses `COMMAND FOLDER [--data-dir D]`, printing the help or the usage error itself.
+func oneFolder(_ arguments: [String], command: String, help: String, folder: String) -> OneFolderArguments {
+    if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") {
+        print(help)
+        return .exit(arguments.isEmpty ? 64 : 0)
+    }
+    guard let (dataDirectory, names) = dataDirectoryAndNames(arguments[...], command: command),
+        names.count == 1
+    else {
+        printError("\(command) takes \(folder)\nRun 'roost \(command) --help' for the options.")
+        return .exit(64)
+    }
+    return .folder(dataDirectory: dataDirectory, name: names[0])
 }
