@@ -16,7 +16,8 @@ public enum ByteRange: Equatable, Sendable {
 
     /// Resolves one `bytes=first-last`, `bytes=first-` or `bytes=-suffix` against `size` bytes.
     public init(header: String, size: Int) {
-        precondition(size >= 0)
+        // A size is a file's length; a negative one (never seen) is treated as empty, not a trap.
+        let size = max(0, size)
         var text = Substring(header).trimmingSpaces()
         guard text.utf8.count > 6, text.prefix(6).lowercased() == "bytes=" else {
             self = .whole

@@ -15,9 +15,9 @@ struct BlobRoutes: Sendable {
                 status: 411, code: "length_required",
                 message: "Send the blob's bytes with a Content-Length (0 for an empty blob) or chunked.")
         }
+        let address = try BlobAddress(request)
         let object = try await service.put(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            member: request.parameters["member"]!,
+            in: address.collection, guid: address.guid, member: address.member,
             upload: BlobUpload(path: body.path, size: body.size, digest: body.digest, prefix: body.prefix),
             contentType: request.headers["Content-Type"], ifMatch: request.headers["If-Match"],
             caller: principal)
@@ -30,15 +30,16 @@ struct BlobRoutes: Sendable {
         // A resend under an `Idempotency-Key` whose first try succeeded carries an `If-Match` that
         // is stale by now, yet is owed the recorded answer: the write decides those.
         let ifMatch = request.headers["Idempotency-Key"] == nil ? request.headers["If-Match"] : nil
+        let address = try BlobAddress(request)
         try await service.checkUpload(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            member: request.parameters["member"]!, ifMatch: ifMatch, caller: principal)
+            in: address.collection, guid: address.guid, member: address.member, ifMatch: ifMatch,
+            caller: principal)
     }
 
     func download(_ request: Request, _ principal: Principal?) async throws -> Response {
+        let address = try BlobAddress(request)
         let blob = try await service.blob(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            member: request.parameters["member"]!, caller: principal)
+            in: address.collection, guid: address.guid, member: address.member, caller: principal)
         var headers = HTTPHeaders()
         let tag = "\"\(blob.descriptor.sha256)\""
         headers.set("ETag", tag)
@@ -87,9 +88,10 @@ struct BlobRoutes: Sendable {
     }
 
     func delete(_ request: Request, _ principal: Principal?) async throws -> Response {
+        let address = try BlobAddress(request)
         _ = try await service.delete(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            member: request.parameters["member"]!, ifMatch: request.headers["If-Match"], caller: principal)
+            in: address.collection, guid: address.guid, member: address.member,
+            ifMatch: request.headers["If-Match"], caller: principal)
         return Response(status: 204)
     }
 }
@@ -201,5 +203,20 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
             descriptor = -1
             unlink(path)
         }
+    }
+}
+
+/// The collection, guid and member a blob route names. The router matches only paths that have all
+/// three, so a missing one is a routing mistake: answered as 404, never a trap.
+private struct BlobAddress {
+    let collection: String
+    let guid: String
+    let member: String
+
+    init(_ request: Request) throws {
+        guard let collection = request.parameters["collection"], let guid = request.parameters["guid"],
+            let member = request.parameters["member"]
+        else { throw RoutingError.notFound(path: String(request.path)) }
+        (self.collection, self.guid, self.member) = (collection, guid, member)
     }
 }
