@@ -311,28 +311,9 @@ final class Connection: @unchecked Sendable {
     }
 
     private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
-        var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
-        for field in response.headers where !field.name.caseInsensitiveEquals("content-length") {
-            // Appended piece by piece: an interpolated line would be a temporary string per field.
-            head += field.name
-            head += ": "
-            head += field.value
-            head += "\r\n"
-        }
-        if response.status != 204 && response.status != 304 && !(100..<200).contains(response.status) {
-            head += "Content-Length: \(response.file?.length ?? response.body.count)\r\n"
-        }
-        head += "Date: \(loop.dateCache.current)\r\n"
-        if !keepAlive && !response.headers.contains("Connection") { head += "Connection: close\r\n" }
-        if let strictTransportSecurity = loop.server.strictTransportSecurityLine {
-            head += strictTransportSecurity
-        }
-        head += "\r\n"
-        var bytes = Array(head.utf8)
-        if !omitBody && response.status != 204 && response.status != 304 {
-            bytes.append(contentsOf: response.body)
-        }
-        return bytes
+        response.wireBytes(
+            omitBody: omitBody, keepAlive: keepAlive, date: loop.dateCache.current,
+            strictTransportSecurityLine: loop.server.strictTransportSecurityLine)
     }
 
     /// Sends at once when nothing is queued (saving the loop a round of epoll calls), and queues
