@@ -17,6 +17,8 @@ public struct QueryShape: Sendable, Equatable {
     public private(set) var joins = 0
     /// The most parts of any one path.
     public private(set) var longestPath = 0
+    /// `matches` predicates: their cost is ICU's, which SQLite's step count does not see.
+    public private(set) var regularExpressions = 0
 
     /// The shape of `expression`.
     public init(_ expression: QueryExpression) {
@@ -28,6 +30,7 @@ public struct QueryShape: Sendable, Equatable {
         case .and(let parts), .or(let parts): for part in parts { add(part) }
         case .not(let inner): add(inner)
         case .comparison(let path, _, _), .matches(let path, _), .contains(let path, _, _):
+            if case .matches = expression { regularExpressions += 1 }
             terms += 1
             longestPath = max(longestPath, path.components.count)
             joins += Self.joins(of: path)

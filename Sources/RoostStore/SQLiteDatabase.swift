@@ -157,11 +157,14 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// more is interrupted there and runs again on a reader thread, so an event loop never spends
     /// more than that budget on one. See ``SQLiteReaderPool/read(_:)`` for what it throws.
     /// With `transaction` false (a read of one statement), no `BEGIN`/`COMMIT` is spent on it.
+    /// With `inline` false (a read whose cost SQLite's steps do not measure, such as one with a
+    /// regular expression), it goes straight to the reader threads.
     public func pooledRead<T: Sendable>(
-        transaction: Bool = true, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+        transaction: Bool = true, inline: Bool = true,
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> T
     ) async throws -> T {
         let steps = readerPool.limits.inlineSteps
-        if steps > 0,
+        if inline, steps > 0,
             let result = try read({ connection in
                 // The clock is a backstop for a regular expression, which SQLite does not count.
                 let budget = ReadBudget(

@@ -196,7 +196,8 @@ public final class SQLiteObjectStore: ObjectStore {
             """
         // With a total, one transaction: the page and its total agree.
         let includeTotal = request.includeTotal
-        return try await database.pooledRead(transaction: includeTotal) { connection in
+        let inline = Self.measuredBySteps(request)
+        return try await database.pooledRead(transaction: includeTotal, inline: inline) { connection in
             let documents = try connection.query(sql) { $0.bytes(0) }
             var total: Int?
             if includeTotal {
@@ -216,11 +217,14 @@ public final class SQLiteObjectStore: ObjectStore {
             request.collection, request.filter, request.restriction, references: request.references)
         let (collection, includeTotal) = (request.collection, request.includeTotal)
         // The draws need no snapshot (a row deleted meanwhile is a miss); a total must agree.
-        return try await database.pooledRead(transaction: includeTotal) { connection in
+        let inline = Self.measuredBySteps(request)
+        return try await database.pooledRead(transaction: includeTotal, inline: inline) { connection in
             let document = try Self.randomDocument(in: collection, matching: condition, on: connection)
             let total =
                 includeTotal
-                ? try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { Int($0.integer(0)) }
+                ? try connection.first("SELECT count(*) FROM objects WHERE \(condition)") {
+                    Int($0.integer(0))
+                }
                 : nil
             return ListPage(documents: document.map { [$0] } ?? [], total: total)
         }
@@ -257,6 +261,14 @@ public final class SQLiteObjectStore: ObjectStore {
             { $0.bytes(0) })
     }
 
+    /// Whether SQLite's step count measures the read's cost, so that it may start on the calling
+    /// thread: not when a regular expression runs, whose backtracking happens inside one step.
+    static func measuredBySteps(_ request: ListRequest) -> Bool {
+        [request.filter, request.restriction].allSatisfy { expression in
+            expression.map { QueryShape($0).regularExpressions == 0 } ?? true
+        }
+    }
+
     /// Draws before falling back to counting: enough when at least a tenth of the range matches.
     static let randomDraws = 32
 
@@ -266,7 +278,8 @@ public final class SQLiteObjectStore: ObjectStore {
     ) throws -> SQL {
         var condition: SQL = "collection = \(collection)"
         if let filter {
-            condition = condition + " AND " + (try SQLiteQueryCompiler.condition(filter, references: references))
+            condition =
+                condition + " AND " + (try SQLiteQueryCompiler.condition(filter, references: references))
         }
         if let restriction {
             condition =

@@ -1,4 +1,5 @@
 import Foundation
+import RoostQuery
 import Synchronization
 import Testing
 
@@ -115,6 +116,22 @@ struct ReaderPoolTests {
         #expect(attempts.load(ordering: .relaxed) == 2)
         #expect(database.readsOnReaderThreads == 1)
         await database.closeReaders()
+    }
+
+    @Test("a query with a regular expression never starts on the calling thread")
+    func regexSkipsTheLoop() async throws {
+        let storage = try SQLiteStorage(directory: temporaryDirectory(), readLimits: ReadLimits(threads: 1))
+        try await storage.objects.insert(object("Word", "w1", document: #"{"guid":"w1","text":"abc"}"#))
+        let text = FieldPath("text")!
+        let equal = try await storage.objects.list(
+            ListRequest(collection: "Word", filter: .comparison(text, .eq, .string("abc"))))
+        #expect(equal.documents.count == 1)
+        #expect(storage.database.readsOnReaderThreads == 0)
+        let matching = try await storage.objects.list(
+            ListRequest(collection: "Word", filter: .matches(text, "^a")))
+        #expect(matching.documents.count == 1)
+        #expect(storage.database.readsOnReaderThreads == 1)
+        await storage.database.close()
     }
 
     @Test("statements of one read see one snapshot, so a page and its total agree")
