@@ -188,6 +188,10 @@ public final class RawConnection: @unchecked Sendable {
 /// Swift's cooperative threads so a test cannot starve the server it talks to.
 public struct TestHTTPClient: Sendable {
     public let port: Int
+    /// How long a response may take. Generous: a login on a real binary hashes with Argon2id on
+    /// low-priority threads, which a machine busy with the whole parallel suite can hold back for
+    /// seconds; a request that truly hangs still fails.
+    public var timeout: Double = 30
 
     public init(port: Int) { self.port = port }
 
@@ -195,9 +199,9 @@ public struct TestHTTPClient: Sendable {
     public func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
     ) async throws -> TestResponse {
-        let port = self.port
+        let (port, timeout) = (self.port, self.timeout)
         return try await offCooperativePool {
-            let connection = try RawConnection(port: port)
+            let connection = try RawConnection(port: port, timeout: timeout)
             var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             if let body { head += "Content-Length: \(body.count)\r\n" }
