@@ -78,8 +78,7 @@ public final class SQLiteObjectStore: ObjectStore {
             version: row.integer(7), acl: row.isNull(8) ? nil : row.bytes(8))
     }
 
-    public func insert(_ object: StoredObject) async throws {
-        let mark = IdempotencyMark.current
+    public func insert(_ object: StoredObject, marking mark: IdempotencyMark?) async throws {
         let derived = DerivedRows(of: object)
         try await database.write { connection in
             try Self.insert(object, derived: derived, on: connection)
@@ -139,8 +138,9 @@ public final class SQLiteObjectStore: ObjectStore {
             "SELECT \(raw: columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", object)
     }
 
-    public func update(_ next: StoredObject, expectedVersion: Int64) async throws {
-        let mark = IdempotencyMark.current
+    public func update(_ next: StoredObject, expectedVersion: Int64, marking mark: IdempotencyMark?)
+        async throws
+    {
         let derived = DerivedRows(of: next)
         try await database.write { connection in
             let changed = try connection.run(
@@ -155,8 +155,9 @@ public final class SQLiteObjectStore: ObjectStore {
         }
     }
 
-    public func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
-        let mark = IdempotencyMark.current
+    public func delete(
+        in collection: String, guid: String, expectedVersion: Int64, marking mark: IdempotencyMark?
+    ) async throws {
         try await database.write { connection in
             let changed = try connection.run(
                 """
