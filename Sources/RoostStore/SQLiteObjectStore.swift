@@ -2,7 +2,7 @@ import Foundation
 import RoostQuery
 
 /// ``ObjectStore`` on an embedded SQLite database in the data folder.
-public final class SQLiteObjectStore: ObjectStore {
+public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenceStore {
     public let database: SQLiteDatabase
 
     static let migrations = [
@@ -334,13 +334,6 @@ public final class SQLiteObjectStore: ObjectStore {
 
 /// Expression indexes on JSON fields, so that equality and range queries on them seek instead of scan.
 extension SQLiteObjectStore {
-    /// An index Roost made on one field of one collection.
-    public struct FieldIndex: Sendable, Equatable {
-        public let name: String
-        public let collection: String
-        public let field: String
-    }
-
     /// Creates the index if it does not exist; the name is derived from collection and field.
     @discardableResult
     public func createIndex(collection: String, field: FieldPath) async throws -> FieldIndex {
@@ -368,7 +361,7 @@ extension SQLiteObjectStore {
     }
 
     /// The field indexes, by name.
-    public func fieldIndexes() throws -> [FieldIndex] {
+    public func fieldIndexes() async throws -> [FieldIndex] {
         try database.read { connection in
             try connection.query(
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'field:%' ORDER BY name"
@@ -383,6 +376,6 @@ extension SQLiteObjectStore {
     }
 
     static func fieldIndex(collection: String, field: FieldPath) -> FieldIndex {
-        FieldIndex(name: "field:\(collection):\(field)", collection: collection, field: field.description)
+        FieldIndex(collection: collection, field: field)
     }
 }
