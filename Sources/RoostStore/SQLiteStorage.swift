@@ -6,11 +6,12 @@ public final class SQLiteStorage: Sendable {
     public let objects: SQLiteObjectStore
     public let accounts: SQLiteAccountStore
     public let idempotencyKeys: SQLiteIdempotencyStore
+    public let changes: SQLiteChangeLog
 
     /// The whole schema, in order.
     public static let migrations =
         SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
-        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations
+        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations + SQLiteChangeLog.migrations
 
     /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
     public static let fileName = "roost.sqlite"
@@ -23,6 +24,7 @@ public final class SQLiteStorage: Sendable {
         objects = SQLiteObjectStore(database: database)
         accounts = SQLiteAccountStore(database: database)
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
+        changes = SQLiteChangeLog(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())
