@@ -68,6 +68,8 @@ public struct ServerConfiguration: Sendable {
     public var redirectHTTPPort: Int?
     /// Whether answers over TLS carry `Strict-Transport-Security: max-age=31536000` (`--hsts`).
     public var strictTransportSecurity = true
+    /// The realtime streams' limits and the change log's retention (`--events-*`).
+    public var events = EventLimits()
 
     public init() {}
 }
@@ -84,6 +86,8 @@ public final class Application: Sendable {
     private let accounts: AccountService
     private let blobIO: BackgroundWorkers
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// The realtime change feed behind `GET /ff/events`.
+    public let changeFeed: ChangeFeed
     /// The app definition in force.
     public let definitions: AppDefinitionSource
     /// Where everything the server has to say goes, besides the access log.
@@ -133,6 +137,11 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
         AdminRoutes(accounts: accounts).register(in: &router)
+        changeFeed = ChangeFeed(
+            log: storage.changes, definitions: definitions, limits: configuration.events,
+            tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
+            logger: { [logger] line in logger.error(line) })
+        EventRoutes(feed: changeFeed).register(in: &router)
         SystemRoutes(metrics: metrics, database: storage.database).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
@@ -203,6 +212,7 @@ public final class Application: Sendable {
             throw error
         }
         startBlobSweeps()
+        changeFeed.start()
     }
 
     /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
@@ -274,7 +284,7 @@ public final class Application: Sendable {
     /// Whether the server speaks TLS.
     public var isSecure: Bool { tls != nil }
 
-    /// Finishes requests in flight, then stops and joins everything it started: the blob sweeper,
+    /// Finishes requests in flight, then stops and joins everything it started: the blob sweeper, the change feed,
     /// the event loops, the blob workers, the database's writer and readers (closing every
     /// connection, which checkpoints the WAL and removes it).
     public func shutdown() async {
@@ -285,6 +295,8 @@ public final class Application: Sendable {
         sweep?.cancel()
         await sweep?.value
         await redirectServer?.shutdown()
+        // Streams end first, each told why; then the server drains what is left.
+        await changeFeed.shutdown()
         await server.shutdown()
         await blobIO.stop()
         await storage.database.close()

@@ -1,0 +1,146 @@
+import RoostJSON
+import RoostStore
+
+/// Deciding, for each change and stream, which event (if any) the stream's caller gets.
+extension ChangeFeed {
+    /// Sends each stream its events of `batch` (those after its position); returns the id last
+    /// sent to each stream that is still open, or its old value.
+    func deliver(_ batch: [Change], to streams: [Stream]) -> [(id: Int, delivered: Int64)] {
+        let definition = definitions.definition
+        var objects = ParsedChanges()
+        var outcomes: [(id: Int, delivered: Int64)] = []
+        for stream in streams {
+            let access = Access(caller: stream.caller, definition: definition)
+            var delivered = stream.delivered
+            var open = true
+            for change in batch where change.sequence > stream.position {
+                if change.operation == .revoke {
+                    guard stream.caller?.tokenId == change.guid else { continue }
+                    stream.sink.finish(Array(": the token was revoked; log in again\n\n".utf8))
+                    open = false
+                    break
+                }
+                guard stream.subscriptions.contains(where: { $0.collection == change.collection }),
+                    let event = event(for: change, stream, access, &objects)
+                else { continue }
+                let bytes = EventFormat.event(id: change.sequence, type: event.type, data: event.data)
+                guard stream.sink.send(bytes, farewell: EventFormat.farewell(delivered)) else {
+                    open = false
+                    break
+                }
+                delivered = change.sequence
+            }
+            if open { outcomes.append((stream.id, delivered)) }
+        }
+        return outcomes
+    }
+
+    /// The event a stream gets for a change: whether its caller saw the object through one of
+    /// its subscriptions before the change and after it decides between create, update, delete,
+    /// enter and leave.
+    private func event(for change: Change, _ stream: Stream, _ access: Access, _ objects: inout ParsedChanges)
+        -> (type: String, data: [UInt8])?
+    {
+        func seen(_ evaluable: JSONObject?) -> Bool {
+            guard let evaluable else { return false }
+            return stream.subscriptions.contains {
+                $0.matches(
+                    collection: change.collection, guid: change.guid, evaluable: evaluable, access: access)
+            }
+        }
+        let (before, after) = objects.evaluables(of: change)
+        let (was, now) = (seen(before), seen(after))
+        let type: String
+        switch (change.operation, was, now) {
+        case (.create, _, true): type = "create"
+        case (.update, true, true): type = "update"
+        case (.update, false, true): type = "enter"
+        case (.update, true, false): type = "leave"
+        case (.delete, true, _): type = "delete"
+        default: return nil
+        }
+        guard now, let document = change.document,
+            let visible = try? access.visibleDocument(document, in: change.collection)
+        else {
+            // Gone or no longer visible: only what the caller knew, which object it was.
+            return (type, EventFormat.reference(change))
+        }
+        return (type, visible)
+    }
+}
+
+/// Each change's documents parsed once per round, however many streams look at them.
+struct ParsedChanges {
+    private var cache: [Int64: (before: JSONObject?, after: JSONObject?)] = [:]
+
+    mutating func evaluables(of change: Change) -> (before: JSONObject?, after: JSONObject?) {
+        if let parsed = cache[change.sequence] { return parsed }
+        let parsed = (
+            Self.evaluable(change.previousDocument, change.previousACL, change),
+            Self.evaluable(change.document, change.acl, change)
+        )
+        cache[change.sequence] = parsed
+        return parsed
+    }
+
+    private static func evaluable(_ document: [UInt8]?, _ acl: [UInt8]?, _ change: Change) -> JSONObject? {
+        guard let document else { return nil }
+        let object = StoredObject(
+            collection: change.collection, guid: change.guid, document: document, createdBy: nil,
+            createdAt: 0,
+            updatedBy: nil, updatedAt: 0, version: change.version, acl: acl)
+        return try? Access.evaluable(object)
+    }
+}
+
+/// Server-Sent Events as the feed writes them.
+enum EventFormat {
+    /// `id:`, `event:` and the data, one `data:` line per line of it.
+    static func event(id: Int64, type: String, data: [UInt8]) -> [UInt8] {
+        var bytes = Array("id: \(id)\nevent: \(type)\ndata: ".utf8)
+        bytes.reserveCapacity(bytes.count + data.count + 2)
+        for byte in data {
+            // A stored document keeps its text, line breaks included; each starts a data line.
+            if byte == 0x0A || byte == 0x0D {
+                bytes += Array("\ndata: ".utf8)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        bytes += [0x0A, 0x0A]
+        return bytes
+    }
+
+    /// `{"guid", "ffUrl"}`: what a `leave` or `delete` says of an object the caller may no
+    /// longer see.
+    static func reference(_ change: Change) -> [UInt8] {
+        JSONWriter.bytes(
+            .object(
+                JSONObject(uniqueMembers: [
+                    ("guid", .string(change.guid)),
+                    ("ffUrl", .string("/ff/resources/\(change.collection)/\(change.guid)")),
+                ])))
+    }
+
+    /// The client's position is older than the log keeps: it must fetch what it shows again,
+    /// then follow from `last`.
+    static func reset(last: Int64, window: ChangeWindow) -> [UInt8] {
+        let data = JSONWriter.bytes(
+            .object(
+                JSONObject(uniqueMembers: [
+                    (
+                        "reason",
+                        .string("The position is outside the change log's window; fetch the data again.")
+                    ),
+                    ("last", .integer(last)), ("oldest", .integer(window.trimmedThrough)),
+                ])))
+        return event(id: last, type: "reset", data: data)
+    }
+
+    /// The last words to a client that does not keep up.
+    static func farewell(_ delivered: Int64) -> [UInt8] {
+        Array(
+            ": disconnected: the client read too slowly; last delivered id \(delivered); reconnect with Last-Event-ID: \(delivered)\n\n"
+                .utf8)
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import RoostJSON
+import RoostStore
+import Synchronization
+
+/// Where one stream's bytes go: the HTTP layer's streamed response.
+public protocol EventSink: Sendable {
+    /// Queues `bytes`, or `farewell` instead when the client reads too slowly (the stream then
+    /// ends); false when the stream has ended or just did.
+    func send(_ bytes: [UInt8], farewell: [UInt8]) -> Bool
+    /// Sends `bytes` and ends the stream.
+    func finish(_ bytes: [UInt8])
+    /// Runs `handler` once the stream has ended, for whatever reason.
+    func onEnd(_ handler: @escaping @Sendable () -> Void)
+}
+
+/// The bounds on realtime streams.
+public struct EventLimits: Sendable {
+    /// Open streams per user (per client address for anonymous callers): 429 `too_many_streams`.
+    public var streamsPerUser = 8
+    /// Open streams in all: 503 `server_busy`.
+    public var streams = 1000
+    /// Subscriptions one stream may carry: 400 `too_many_subscriptions`.
+    public var subscriptionsPerStream = 16
+    /// Bytes a stream may have waiting for a client that does not read; beyond it the client is
+    /// sent a farewell naming its last delivered id and disconnected.
+    public var bufferedBytes = 1 << 20
+    /// How often a quiet stream gets a comment (and its position), and tokens are checked for expiry.
+    public var heartbeat: Duration = .seconds(15)
+    /// What the change log keeps, and how often and in what batches it is trimmed.
+    public var retention = ChangeRetention()
+    public var trimInterval: Duration = .seconds(60)
+    public var trimBatch = 1000
+    /// Log entries read per round of the fan-out.
+    public var readBatch = 256
+
+    public init() {}
+}
+
+/// The realtime change feed: streams subscribe to collections, objects or queries; one fan-out
+/// task reads the change log after each commit and gives every stream the events its caller may
+/// see, authorised in memory against the object at hand (no query per subscriber per event).
+/// A stream starts at the log's end, or after a position it resumes from.
+public final class ChangeFeed: Sendable {
+    struct Stream: Sendable {
+        let id: Int
+        /// What the per-user limit counts against: the user, or the client address.
+        let owner: String
+        let caller: Principal?
+        let subscriptions: [BoundSubscription]
+        let sink: any EventSink
+        /// Every log entry up to here has been considered for this stream.
+        var position: Int64
+        /// The highest `id:` the client has been sent: where it resumes after a cut.
+        var delivered: Int64
+    }
+
+    struct State: Sendable {
+        var streams: [Int: Stream] = [:]
+        var perOwner: [String: Int] = [:]
+        var nextID = 0
+        var closed = false
+    }
+
+    let log: any ChangeLog
+    let definitions: AppDefinitionSource
+    public let limits: EventLimits
+    /// Whether the token with this id still exists and has not expired.
+    let tokenIsLive: @Sendable (String) async -> Bool
+    let logger: @Sendable (String) -> Void
+    let state = Mutex(State())
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    public init(
+        log: any ChangeLog, definitions: AppDefinitionSource, limits: EventLimits = EventLimits(),
+        tokenIsLive: @escaping @Sendable (String) async -> Bool,
+        logger: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.log = log
+        self.definitions = definitions
+        self.limits = limits
+        self.tokenIsLive = tokenIsLive
+        self.logger = logger
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Starts the fan-out, the heartbeat and the trimming of the log; ``shutdown()`` joins them.
+    public func start() {
+        let wake = self.wake
+        log.observeCommits { wake.yield() }
+        let started = [
+            Task { [self] in await fanOut() },
+            Task { [self] in await heartbeats() },
+            Task(priority: .background) { [self] in await trimming() },
+        ]
+        tasks.withLock { $0 = started }
+    }
+
+    /// Ends every stream with a comment saying why, and stops the feed's tasks.
+    public func shutdown() async {
+        let streams = state.withLock { state in
+            state.closed = true
+            return Array(state.streams.values)
+        }
+        for stream in streams { stream.sink.finish(Array(": the server is shutting down\n\n".utf8)) }
+        wake.finish()
+        let running = tasks.withLock { tasks in
+            defer { tasks = [] }
+            return tasks
+        }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+    }
+
+    /// Opens a stream: checks the subscriptions and limits, then sends the stream its opening
+    /// (and a `reset` event when `resumeAfter` is outside the log's window); events follow.
+    public func open(
+        _ subscriptions: [EventSubscription], caller: Principal?, client: String, resumeAfter: Int64?,
+        sink: any EventSink
+    ) async throws {
+        guard !subscriptions.isEmpty else {
+            throw RoostError.invalidParameter(
+                "subscribe", "Name at least one subscription, such as ?subscribe=Post or ?collection=Post.")
+        }
+        guard subscriptions.count <= limits.subscriptionsPerStream else {
+            throw RoostError.tooManySubscriptions(limits.subscriptionsPerStream)
+        }
+        let access = Access(caller: caller, definition: definitions.definition)
+        let bound = try subscriptions.map { try BoundSubscription($0, access: access) }
+        let window = try await log.window()
+        var position = window.last
+        var opening = Array("retry: 3000\n: subscribed\n\n".utf8)
+        if let resumeAfter {
+            if window.canResume(after: resumeAfter) {
+                position = resumeAfter
+            } else {
+                opening += EventFormat.reset(last: window.last, window: window)
+            }
+        }
+        guard sink.send(opening, farewell: []) else { return }
+        let owner = caller.map { "user " + $0.userGuid } ?? "address " + client
+        let id = try state.withLock { state throws(RoostError) -> Int in
+            guard !state.closed else {
+                throw RoostError.serverBusy(
+                    retryAfter: 5, message: "The server is shutting down; reconnect shortly.")
+            }
+            guard state.streams.count < limits.streams else {
+                throw RoostError.serverBusy(
+                    retryAfter: 5,
+                    message: "The server holds its most event streams (\(limits.streams)); reconnect shortly."
+                )
+            }
+            guard state.perOwner[owner, default: 0] < limits.streamsPerUser else {
+                throw RoostError.tooManyStreams(limits.streamsPerUser)
+            }
+            state.nextID += 1
+            state.perOwner[owner, default: 0] += 1
+            state.streams[state.nextID] = Stream(
+                id: state.nextID, owner: owner, caller: caller, subscriptions: bound, sink: sink,
+                position: position, delivered: position)
+            return state.nextID
+        }
+        sink.onEnd { [self] in remove(id) }
+        wake.yield()
+    }
+
+    /// Open streams now.
+    public var streamCount: Int { state.withLock { $0.streams.count } }
+
+    func remove(_ id: Int) {
+        state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return }
+            state.perOwner[stream.owner, default: 1] -= 1
+            if state.perOwner[stream.owner] == 0 { state.perOwner[stream.owner] = nil }
+        }
+    }
+
+    /// Reads the log after the least advanced stream, a batch at a time, until every stream has
+    /// seen all of it; then waits for the next commit or stream.
+    private func fanOut() async {
+        for await _ in wakes {
+            while !Task.isCancelled {
+                let streams = state.withLock { Array($0.streams.values) }
+                guard let from = streams.map(\.position).min() else { break }
+                let batch: [Change]
+                do {
+                    batch = try await log.changes(after: from, limit: limits.readBatch)
+                } catch {
+                    logger("the change feed could not read the change log: \(error)")
+                    break
+                }
+                guard let last = batch.last?.sequence else { break }
+                let outcomes = deliver(batch, to: streams)
+                state.withLock { state in
+                    for (id, delivered) in outcomes {
+                        guard var stream = state.streams[id] else { continue }
+                        stream.position = max(stream.position, last)
+                        stream.delivered = max(stream.delivered, delivered)
+                        state.streams[id] = stream
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every heartbeat: a comment carrying the stream's position (an `id:` without data moves an
+    /// EventSource's last event id without an event), and streams whose token expired end.
+    private func heartbeats() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: limits.heartbeat)
+            if Task.isCancelled { return }
+            for stream in state.withLock({ Array($0.streams.values) }) {
+                if let caller = stream.caller, await !tokenIsLive(caller.tokenId) {
+                    stream.sink.finish(Array(": the token expired or was revoked; log in again\n\n".utf8))
+                    continue
+                }
+                let position = stream.position
+                let bytes = Array(": heartbeat\nid: \(position)\n\n".utf8)
+                if stream.sink.send(bytes, farewell: EventFormat.farewell(stream.delivered)) {
+                    state.withLock { state in
+                        guard var current = state.streams[stream.id] else { return }
+                        current.delivered = max(position, current.delivered)
+                        state.streams[stream.id] = current
+                    }
+                }
+            }
+        }
+    }
+
+    /// Trims the log outside the retention window, a bounded batch per write, so other writes
+    /// interleave.
+    private func trimming() async {
+        while !Task.isCancelled {
+            await trimLog()
+            try? await Task.sleep(for: limits.trimInterval)
+        }
+    }
+
+    /// Trims until nothing is left outside the window; returns how many entries went.
+    @discardableResult
+    public func trimLog() async -> Int {
+        var removed = 0
+        while !Task.isCancelled {
+            do {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let count = try await log.trim(limits.retention, now: now, batch: limits.trimBatch)
+                removed += count
+                if count < limits.trimBatch { break }
+            } catch {
+                logger("trimming the change log failed: \(error)")
+                break
+            }
+        }
+        return removed
+    }
+}
+
+extension RoostError {
+    static func tooManyStreams(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_streams",
+            message:
+                "You have \(limit) event streams open, the most allowed; close one or subscribe to more in one stream.",
+            details: details(["limit": .integer(Int64(limit))]))
+    }
+
+    static func tooManySubscriptions(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 400, code: "too_many_subscriptions",
+            message: "A stream may carry at most \(limit) subscriptions; open another stream for the rest.",
+            details: details(["limit": .integer(Int64(limit))]))
+    }
+}
