@@ -20,12 +20,14 @@ extension Connection {
         guard streaming === stream, let bev, let output = bufferevent_get_output(bev), !closeAfterWrite else {
             return
         }
-        if !piece.last && evbuffer_get_length(output) + piece.bytes.count > stream.bufferLimit {
+        let waiting = evbuffer_get_length(output)
+        if !piece.last && waiting > 0 && waiting + piece.bytes.count > stream.bufferLimit {
             write(piece.farewell)
             return endStream()
         }
         write(piece.bytes)
-        if piece.last { endStream() }
+        if piece.last { return endStream() }
+        stream.outputChanged(evbuffer_get_length(output))
     }
 
     /// Closes once the output is sent; the stream learns it ended now.

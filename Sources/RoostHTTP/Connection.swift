@@ -364,6 +364,7 @@ final class Connection: @unchecked Sendable {
     private var lingerAfterWrite = false
 
     private func drained() {
+        streaming?.outputChanged(0)
         if waitingForDrain, let bev {
             waitingForDrain = false
             bufferevent_setwatermark(bev, roost_ev_write(), 0, 0)

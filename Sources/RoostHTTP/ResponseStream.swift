@@ -28,6 +28,8 @@ public final class ResponseStream: Sendable {
         var pending: [Piece] = []
         /// Bytes queued for the loop but not yet in the connection's output.
         var inFlight = 0
+        /// The connection's unsent output when last seen (after a write, or drained to nothing).
+        var output = 0
         var ended = false
         /// A farewell or a finish is on its way: nothing more is taken.
         var closing = false
@@ -48,7 +50,9 @@ public final class ResponseStream: Sendable {
         let (piece, connection) = state.withLock { state -> (Piece?, Connection?) in
             guard !state.ended, !state.closing else { return (nil, nil) }
             let piece: Piece
-            if state.inFlight + bytes.count > bufferLimit {
+            // One piece bigger than the limit still goes when nothing waits, or it could never go.
+            let waiting = state.inFlight + state.output
+            if waiting > 0 && waiting + bytes.count > bufferLimit {
                 state.closing = true
                 piece = Piece(bytes: farewell, farewell: [], last: true)
             } else {
@@ -88,6 +92,12 @@ public final class ResponseStream: Sendable {
         if ended { handler() }
     }
 
+    /// Whether half the limit or more waits unsent: a sender that can wait should, so that a
+    /// client catching up at its own pace is not cut off.
+    public var isBackedUp: Bool {
+        state.withLock { $0.inFlight + $0.output >= bufferLimit / 2 }
+    }
+
     /// Whether the stream has ended.
     public var isEnded: Bool { state.withLock { $0.ended } }
 
@@ -112,6 +122,11 @@ public final class ResponseStream: Sendable {
     /// `count` bytes reached the connection's output (on its loop).
     func delivered(_ count: Int) {
         state.withLock { $0.inFlight = max(0, $0.inFlight - count) }
+    }
+
+    /// The connection's output now holds `count` unsent bytes (on its loop).
+    func outputChanged(_ count: Int) {
+        state.withLock { $0.output = count }
     }
 
     /// Marks the stream ended and tells whoever asked; on the connection's loop, or when the

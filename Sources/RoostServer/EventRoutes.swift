@@ -81,4 +81,6 @@ struct StreamSink: EventSink {
     func finish(_ bytes: [UInt8]) { stream.finish(bytes) }
 
     func onEnd(_ handler: @escaping @Sendable () -> Void) { stream.onEnd(handler) }
+
+    var isBackedUp: Bool { stream.isBackedUp }
 }

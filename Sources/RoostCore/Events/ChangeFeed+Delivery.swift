@@ -3,17 +3,44 @@ import RoostStore
 
 /// Deciding, for each change and stream, which event (if any) the stream's caller gets.
 extension ChangeFeed {
-    /// Sends each stream its events of `batch` (those after its position); returns the id last
-    /// sent to each stream that is still open, or its old value.
-    func deliver(_ batch: [Change], to streams: [Stream]) -> [(id: Int, delivered: Int64)] {
+    /// Where a stream stands after a round: the entries it has been through, the last id it
+    /// was sent, and whether it stopped because its client is behind on reading.
+    struct Outcome {
+        var id: Int
+        var position: Int64
+        var delivered: Int64
+        var backedUp: Bool
+    }
+
+    /// Sends each stream its events of `batch` (those after its position), until its client
+    /// is behind on reading; returns where each stream that is still open stands.
+    func deliver(_ batch: [Change], to streams: [Stream], trimmedThrough: Int64) -> [Outcome] {
         let definition = definitions.definition
         var objects = ParsedChanges()
-        var outcomes: [(id: Int, delivered: Int64)] = []
+        var outcomes: [Outcome] = []
         for stream in streams {
+            if stream.position < trimmedThrough {
+                // Entries it had not seen were trimmed: it resumes, and gets a reset.
+                stream.sink.finish(
+                    EventFormat.farewell(stream.delivered, reason: "fell behind the change log"))
+                continue
+            }
             let access = Access(caller: stream.caller, definition: definition)
-            var delivered = stream.delivered
+            var outcome = Outcome(
+                id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false)
             var open = true
             for change in batch where change.sequence > stream.position {
+                if stream.sink.isBackedUp {
+                    outcome.backedUp = true
+                    if let since = stream.backedUpSince,
+                        ContinuousClock.now - since > limits.slowReaderTimeout
+                    {
+                        stream.sink.finish(EventFormat.farewell(outcome.delivered))
+                        open = false
+                    }
+                    break
+                }
+                outcome.position = change.sequence
                 if change.operation == .revoke {
                     guard stream.caller?.tokenId == change.guid else { continue }
                     stream.sink.finish(Array(": the token was revoked; log in again\n\n".utf8))
@@ -24,13 +51,13 @@ extension ChangeFeed {
                     let event = event(for: change, stream, access, &objects)
                 else { continue }
                 let bytes = EventFormat.event(id: change.sequence, type: event.type, data: event.data)
-                guard stream.sink.send(bytes, farewell: EventFormat.farewell(delivered)) else {
+                guard stream.sink.send(bytes, farewell: EventFormat.farewell(outcome.delivered)) else {
                     open = false
                     break
                 }
-                delivered = change.sequence
+                outcome.delivered = change.sequence
             }
-            if open { outcomes.append((stream.id, delivered)) }
+            if open { outcomes.append(outcome) }
         }
         return outcomes
     }
@@ -138,9 +165,9 @@ enum EventFormat {
     }
 
     /// The last words to a client that does not keep up.
-    static func farewell(_ delivered: Int64) -> [UInt8] {
+    static func farewell(_ delivered: Int64, reason: String = "the client read too slowly") -> [UInt8] {
         Array(
-            ": disconnected: the client read too slowly; last delivered id \(delivered); reconnect with Last-Event-ID: \(delivered)\n\n"
+            ": disconnected: \(reason); last delivered id \(delivered); reconnect with Last-Event-ID: \(delivered)\n\n"
                 .utf8)
     }
 }

@@ -12,6 +12,8 @@ public protocol EventSink: Sendable {
     func finish(_ bytes: [UInt8])
     /// Runs `handler` once the stream has ended, for whatever reason.
     func onEnd(_ handler: @escaping @Sendable () -> Void)
+    /// Whether the client is behind on reading: the feed waits before sending it more.
+    var isBackedUp: Bool { get }
 }
 
 /// The bounds on realtime streams.
@@ -25,6 +27,9 @@ public struct EventLimits: Sendable {
     /// Bytes a stream may have waiting for a client that does not read; beyond it the client is
     /// sent a farewell naming its last delivered id and disconnected.
     public var bufferedBytes = 1 << 20
+    /// How long a stream may stay backed up (its client not reading) before it is sent the
+    /// farewell and disconnected.
+    public var slowReaderTimeout: Duration = .seconds(30)
     /// How often a quiet stream gets a comment (and its position), and tokens are checked for expiry.
     public var heartbeat: Duration = .seconds(15)
     /// What the change log keeps, and how often and in what batches it is trimmed.
@@ -53,6 +58,8 @@ public final class ChangeFeed: Sendable {
         var position: Int64
         /// The highest `id:` the client has been sent: where it resumes after a cut.
         var delivered: Int64
+        /// Since when the client has been too far behind to be sent more.
+        var backedUpSince: ContinuousClock.Instant?
     }
 
     struct State: Sendable {
@@ -60,6 +67,8 @@ public final class ChangeFeed: Sendable {
         var perOwner: [String: Int] = [:]
         var nextID = 0
         var closed = false
+        /// The highest position this feed's trimming removed: a stream behind it missed entries.
+        var trimmedThrough: Int64 = 0
     }
 
     let log: any ChangeLog
@@ -178,11 +187,14 @@ public final class ChangeFeed: Sendable {
     }
 
     /// Reads the log after the least advanced stream, a batch at a time, until every stream has
-    /// seen all of it; then waits for the next commit or stream.
+    /// seen all of it; then waits for the next commit or stream. A stream whose client is behind
+    /// on reading waits (the others go on), polled until it catches up or times out.
     private func fanOut() async {
         for await _ in wakes {
             while !Task.isCancelled {
-                let streams = state.withLock { Array($0.streams.values) }
+                let (streams, trimmedThrough) = state.withLock {
+                    (Array($0.streams.values), $0.trimmedThrough)
+                }
                 guard let from = streams.map(\.position).min() else { break }
                 let batch: [Change]
                 do {
@@ -191,16 +203,23 @@ public final class ChangeFeed: Sendable {
                     logger("the change feed could not read the change log: \(error)")
                     break
                 }
-                guard let last = batch.last?.sequence else { break }
-                let outcomes = deliver(batch, to: streams)
-                state.withLock { state in
-                    for (id, delivered) in outcomes {
-                        guard var stream = state.streams[id] else { continue }
-                        stream.position = max(stream.position, last)
-                        stream.delivered = max(stream.delivered, delivered)
-                        state.streams[id] = stream
+                guard !batch.isEmpty else { break }
+                let outcomes = deliver(batch, to: streams, trimmedThrough: trimmedThrough)
+                let now = ContinuousClock.now
+                let progressed = state.withLock { state in
+                    var progressed = false
+                    for outcome in outcomes {
+                        guard var stream = state.streams[outcome.id] else { continue }
+                        progressed = progressed || outcome.position > stream.position
+                        stream.position = max(stream.position, outcome.position)
+                        stream.delivered = max(stream.delivered, outcome.delivered)
+                        stream.backedUpSince = outcome.backedUp ? stream.backedUpSince ?? now : nil
+                        state.streams[outcome.id] = stream
                     }
+                    return progressed
                 }
+                // Only clients behind on reading are left: give them a moment.
+                if !progressed { try? await Task.sleep(for: .milliseconds(20)) }
             }
         }
     }
@@ -247,6 +266,10 @@ public final class ChangeFeed: Sendable {
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 let count = try await log.trim(limits.retention, now: now, batch: limits.trimBatch)
                 removed += count
+                if count > 0 {
+                    let window = try await log.window()
+                    state.withLock { $0.trimmedThrough = max($0.trimmedThrough, window.trimmedThrough) }
+                }
                 if count < limits.trimBatch { break }
             } catch {
                 logger("trimming the change log failed: \(error)")
