@@ -23,7 +23,7 @@ struct ChangeLogTests {
             try await storage.objects.update(updated, expectedVersion: 1)
         }
         try await storage.objects.delete(in: "Post", guid: "a", expectedVersion: 2)
-        let changes = try await storage.changes.changes(after: 0, limit: 10)
+        let changes = try await storage.changes.changes(after: 0, limit: 10, maxBytes: 1 << 20)
         #expect(changes.map(\.operation) == [.create, .update, .delete])
         #expect(changes.map(\.sequence) == [1, 2, 3])
         #expect(changes.map(\.version) == [1, 2, 2])
@@ -32,8 +32,13 @@ struct ChangeLogTests {
         #expect(changes[1].acl == updated.acl && changes[1].previousACL == nil)
         #expect(changes[2].document == nil && changes[2].previousDocument == updated.document)
         #expect(changes[2].previousACL == updated.acl)
-        #expect(try await storage.changes.changes(after: 2, limit: 10).map(\.sequence) == [3])
+        #expect(
+            try await storage.changes.changes(after: 2, limit: 10, maxBytes: 1 << 20).map(\.sequence) == [3])
         #expect(try await storage.changes.window() == ChangeWindow(trimmedThrough: 0, last: 3))
+        // A read stops once its documents reach the byte budget; the first entry always comes.
+        #expect(try await storage.changes.changes(after: 0, limit: 10, maxBytes: 1).map(\.sequence) == [1])
+        #expect(
+            try await storage.changes.changes(after: 0, limit: 10, maxBytes: 100).map(\.sequence) == [1, 2])
         await storage.database.close()
     }
 
@@ -49,7 +54,8 @@ struct ChangeLogTests {
                 expiresAt: 2, renewedAt: 1),
             revoking: .none, manufacturerId: nil)
         #expect(try await storage.accounts.deleteToken(id: "t1"))
-        let last = try #require(try await storage.changes.changes(after: 0, limit: 10).last)
+        let last = try #require(
+            try await storage.changes.changes(after: 0, limit: 10, maxBytes: 1 << 20).last)
         #expect(last.operation == .revoke && last.guid == "t1" && last.collection == "")
         await storage.database.close()
     }
@@ -71,7 +77,8 @@ struct ChangeLogTests {
         #expect(!window.canResume(after: 6) && !window.canResume(after: 11))
         // Sequence numbers keep growing after a trim.
         try await storage.objects.insert(object("Post", "next"))
-        #expect(try await storage.changes.changes(after: 10, limit: 5).map(\.sequence) == [11])
+        #expect(
+            try await storage.changes.changes(after: 10, limit: 5, maxBytes: 1 << 20).map(\.sequence) == [11])
         await storage.database.close()
     }
 

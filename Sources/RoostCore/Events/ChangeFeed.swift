@@ -36,8 +36,9 @@ public struct EventLimits: Sendable {
     public var retention = ChangeRetention()
     public var trimInterval: Duration = .seconds(60)
     public var trimBatch = 1000
-    /// Log entries read per round of the fan-out.
+    /// Log entries read per round of the fan-out, and the most bytes of documents they hold.
     public var readBatch = 256
+    public var readBatchBytes = 4 << 20
 
     public init() {}
 }
@@ -198,7 +199,8 @@ public final class ChangeFeed: Sendable {
                 guard let from = streams.map(\.position).min() else { break }
                 let batch: [Change]
                 do {
-                    batch = try await log.changes(after: from, limit: limits.readBatch)
+                    batch = try await log.changes(
+                        after: from, limit: limits.readBatch, maxBytes: limits.readBatchBytes)
                 } catch {
                     logger("the change feed could not read the change log: \(error)")
                     break

@@ -83,8 +83,9 @@ public struct ChangeRetention: Sendable, Equatable {
 /// now; a PostgreSQL store implements the same meaning (a sequence, the log written by the same
 /// transaction, `LISTEN/NOTIFY` as the commit hint and polling as its fallback).
 public protocol ChangeLog: Sendable {
-    /// Entries after `sequence`, ascending, at most `limit`.
-    func changes(after sequence: Int64, limit: Int) async throws -> [Change]
+    /// Entries after `sequence`, ascending, at most `limit`, and no more once their documents
+    /// add up to `maxBytes` (the first always comes, however big).
+    func changes(after sequence: Int64, limit: Int, maxBytes: Int) async throws -> [Change]
 
     /// What the log can replay now.
     func window() async throws -> ChangeWindow

@@ -46,15 +46,18 @@ public final class SQLiteChangeLog: ChangeLog {
         self.database = database
     }
 
-    public func changes(after sequence: Int64, limit: Int) async throws -> [Change] {
+    public func changes(after sequence: Int64, limit: Int, maxBytes: Int) async throws -> [Change] {
         try database.read { connection in
-            try connection.query(
+            var budget = maxBytes
+            // Rows past the budget are stepped over without reading their documents.
+            return try connection.query(
                 """
                 SELECT seq, collection, guid, operation, version, at, document, acl, previous_document, previous_acl
                 FROM changes WHERE seq > \(sequence) ORDER BY seq LIMIT \(Int64(limit))
                 """
-            ) { row in
-                Change(
+            ) { row -> Change? in
+                guard budget > 0 else { return nil }
+                let change = Change(
                     sequence: row.integer(0), collection: row.text(1) ?? "", guid: row.text(2) ?? "",
                     operation: Change.Operation(rawValue: row.text(3) ?? "") ?? .update,
                     version: row.integer(4),
@@ -62,7 +65,9 @@ public final class SQLiteChangeLog: ChangeLog {
                     acl: row.isNull(7) ? nil : row.bytes(7),
                     previousDocument: row.isNull(8) ? nil : row.bytes(8),
                     previousACL: row.isNull(9) ? nil : row.bytes(9))
-            }
+                budget -= (change.document?.count ?? 0) + (change.previousDocument?.count ?? 0) + 64
+                return change
+            }.compactMap { $0 }
         }
     }
 
