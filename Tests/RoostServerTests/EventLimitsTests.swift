@@ -72,6 +72,23 @@ struct EventLimitsTests {
         await server.stop()
     }
 
+    @Test("a stream ends when its token expires")
+    func expiryCloses() async throws {
+        let server = try await TestServer { configuration in
+            configuration.appDefinition = openRules
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.tokenLifetime = 2
+            configuration.events.heartbeat = .milliseconds(100)
+        }
+        _ = try await server.client.register("ann")
+        let token = try await server.client.login("ann", password: "correct horse")
+        let reader = try await subscribe(server, "collection=Post", headers: [("X-Token", token)])
+        #expect(reader.status == 200)
+        _ = try await reader.readToEnd()
+        #expect(reader.ended && reader.comments.contains { $0.contains("expired") })
+        await server.stop()
+    }
+
     @Test("a client that does not read is cut off with its last delivered id, and resumes without loss")
     func slowReaderIsCutOff() async throws {
         let server = try await makeEventServer { limits in
