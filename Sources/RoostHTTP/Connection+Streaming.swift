@@ -1,10 +1,29 @@
 import CLibEvent
+import Dispatch
 
 // Responses whose body is produced over time (see ``ResponseStream``): the connection sends the
 // head, then whatever the stream sends, on its loop, until the stream or the client ends it.
 // While it streams, the connection counts as handling a request: no read timeout applies, and
 // nothing further is read from it but the client's close.
 extension Connection {
+    /// Sends the head of a response whose body streams and hands the connection to the stream
+    /// (true); for HEAD, ends the stream, so that only the head goes (false). The connection
+    /// stays busy handling: no read timeout and no next request while the body streams.
+    func takeStream(_ stream: ResponseStream, _ request: Request, _ response: Response, started: UInt64)
+        -> Bool
+    {
+        guard request.method != .head else {
+            stream.end()
+            return false
+        }
+        let head = serialize(response, omitBody: true, keepAlive: false)
+        loop.server.observe(
+            request: request, response: response, bytesSent: head.count,
+            microseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000, loop: loop.index)
+        startStream(stream, head: head)
+        return true
+    }
+
     /// Sends the head of a streamed response and hands the connection to its stream.
     func startStream(_ stream: ResponseStream, head: [UInt8]) {
         streaming = stream

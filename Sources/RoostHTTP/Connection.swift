@@ -243,17 +243,11 @@ final class Connection: @unchecked Sendable {
             response.stream?.end()
             return
         }
-        if let stream = response.stream {
-            // Still handling: no read timeout and no next request while the body streams.
-            let head = serialize(response, omitBody: true, keepAlive: false)
-            loop.server.observe(
-                request: request, response: response, bytesSent: head.count,
-                microseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000, loop: loop.index)
-            return startStream(stream, head: head)
-        }
+        if let stream = response.stream, takeStream(stream, request, response, started: started) { return }
         handling = false
         let keepOpen =
             keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
+            && response.stream == nil
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
         if let file = response.file, request.method != .head, let bev,
@@ -326,7 +320,7 @@ final class Connection: @unchecked Sendable {
             request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
 
-    private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
+    func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
         response.wireBytes(
             omitBody: omitBody, keepAlive: keepAlive, date: loop.dateCache.current,
             strictTransportSecurityLine: loop.server.strictTransportSecurityLine)

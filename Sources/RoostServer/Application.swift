@@ -140,6 +140,7 @@ public final class Application: Sendable {
         changeFeed = ChangeFeed(
             log: storage.changes, definitions: definitions, limits: configuration.events,
             tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
+            refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
         EventRoutes(feed: changeFeed).register(in: &router)
         SystemRoutes(metrics: metrics, database: storage.database).register(in: &router.router)

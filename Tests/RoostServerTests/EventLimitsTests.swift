@@ -68,7 +68,7 @@ struct EventLimitsTests {
             .admin, "PATCH", "/ff/resources/FFUser/\(world.guids[.other]!)", json: #"{"active":false}"#)
         #expect(deactivated.status == 200, "\(deactivated.text)")
         _ = try await bob.readToEnd()
-        #expect(bob.ended && bob.comments.contains { $0.contains("revoked") })
+        #expect(bob.ended && bob.comments.contains { $0.contains("no longer active") })
         await server.stop()
     }
 
@@ -135,6 +135,42 @@ struct EventLimitsTests {
         #expect(try await reader.waitForComment(containing: "heartbeat"))
         // The id without data moves the client's position past the write it did not hear of.
         #expect(try await reader.waitForLastEventID("1"))
+        await server.stop()
+    }
+}
+
+@Suite("Realtime events: membership and HEAD")
+struct EventMembershipTests {
+    @Test("a user removed from a group stops hearing of what the group let them read")
+    func groupRemovalApplies() async throws {
+        let world = try await PermissionWorld.make()
+        let server = world.server
+        let carol = try await subscribe(
+            server, "subscribe=Board&subscribe=Acronym", headers: world.headers(.member))
+        let board = try await world.send(
+            .owner, "POST", "/ff/resources/Board", json: #"{"readers":["editors"]}"#)
+        let guid = try #require(board.json["guid"] as? String)
+        #expect(try await carol.next()?.guid == guid)
+        let removed = try await world.send(
+            .admin, "PATCH", "/ff/resources/FFUserGroup/editors", json: #"{"users":[]}"#)
+        #expect(removed.status == 200, "\(removed.text)")
+        _ = try await world.send(.owner, "PATCH", "/ff/resources/Board/\(guid)", json: #"{"title":"new"}"#)
+        let marker = try await world.send(.owner, "POST", "/ff/resources/Acronym", json: #"{"a":"b"}"#)
+        #expect(try await carol.next()?.guid == marker.json["guid"] as? String)
+        await server.stop()
+    }
+
+    @Test("HEAD /ff/events answers the stream's head and opens no stream")
+    func headOpensNothing() async throws {
+        let server = try await makeEventServer()
+        let response = try await offCooperativePool { () throws -> TestResponse in
+            let connection = try RawConnection(port: server.port)
+            connection.send("HEAD /ff/events?collection=Post HTTP/1.1\r\nHost: x\r\n\r\n")
+            return try connection.readResponse(head: true)
+        }
+        #expect(
+            response.status == 200 && response.header("Content-Type") == "text/event-stream; charset=utf-8")
+        #expect(await eventually { server.application.changeFeed.streamCount == 0 })
         await server.stop()
     }
 }

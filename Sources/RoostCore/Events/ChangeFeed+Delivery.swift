@@ -12,12 +12,21 @@ extension ChangeFeed {
         var backedUp: Bool
     }
 
-    /// Sends each stream its events of `batch` (those after its position), until its client
-    /// is behind on reading; returns where each stream that is still open stands.
+    /// A stream during a round: where it stands, and whether it takes more this round.
+    private struct Round {
+        let stream: Stream
+        let access: Access
+        var outcome: Outcome
+        var takesMore = true
+        var open = true
+    }
+
+    /// Sends each stream its events of `batch` (those after its position), until its client is
+    /// behind on reading; returns where each stream that is still open stands. Change by change,
+    /// so each document is parsed once and only one is held parsed at a time.
     func deliver(_ batch: [Change], to streams: [Stream], trimmedThrough: Int64) -> [Outcome] {
         let definition = definitions.definition
-        var objects = ParsedChanges()
-        var outcomes: [Outcome] = []
+        var rounds: [Round] = []
         for stream in streams {
             if stream.position < trimmedThrough {
                 // Entries it had not seen were trimmed: it resumes, and gets a reset.
@@ -25,49 +34,63 @@ extension ChangeFeed {
                     EventFormat.farewell(stream.delivered, reason: "fell behind the change log"))
                 continue
             }
-            let access = Access(caller: stream.caller, definition: definition)
-            var outcome = Outcome(
-                id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false)
-            var open = true
-            for change in batch where change.sequence > stream.position {
+            rounds.append(
+                Round(
+                    stream: stream, access: Access(caller: stream.caller, definition: definition),
+                    outcome: Outcome(
+                        id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false
+                    )))
+        }
+        for change in batch {
+            var parsed: (before: JSONObject?, after: JSONObject?)?
+            for index in rounds.indices
+            where rounds[index].takesMore && change.sequence > rounds[index].stream.position {
+                let stream = rounds[index].stream
                 if stream.sink.isBackedUp {
-                    outcome.backedUp = true
+                    rounds[index].outcome.backedUp = true
+                    rounds[index].takesMore = false
                     if let since = stream.backedUpSince,
                         ContinuousClock.now - since > limits.slowReaderTimeout
                     {
-                        stream.sink.finish(EventFormat.farewell(outcome.delivered))
-                        open = false
+                        stream.sink.finish(EventFormat.farewell(rounds[index].outcome.delivered))
+                        rounds[index].open = false
                     }
-                    break
+                    continue
                 }
-                outcome.position = change.sequence
+                rounds[index].outcome.position = change.sequence
                 if change.operation == .revoke {
                     guard stream.caller?.tokenId == change.guid else { continue }
                     stream.sink.finish(Array(": the token was revoked; log in again\n\n".utf8))
-                    open = false
-                    break
+                    rounds[index].takesMore = false
+                    rounds[index].open = false
+                    continue
                 }
-                guard stream.subscriptions.contains(where: { $0.collection == change.collection }),
-                    let event = event(for: change, stream, access, &objects)
-                else { continue }
+                guard stream.subscriptions.contains(where: { $0.collection == change.collection }) else {
+                    continue
+                }
+                let objects = parsed ?? ParsedChange.evaluables(of: change)
+                parsed = objects
+                guard let event = event(for: change, stream, rounds[index].access, objects) else { continue }
                 let bytes = EventFormat.event(id: change.sequence, type: event.type, data: event.data)
-                guard stream.sink.send(bytes, farewell: EventFormat.farewell(outcome.delivered)) else {
-                    open = false
-                    break
+                guard stream.sink.send(bytes, farewell: EventFormat.farewell(rounds[index].outcome.delivered))
+                else {
+                    rounds[index].takesMore = false
+                    rounds[index].open = false
+                    continue
                 }
-                outcome.delivered = change.sequence
+                rounds[index].outcome.delivered = change.sequence
             }
-            if open { outcomes.append(outcome) }
         }
-        return outcomes
+        return rounds.filter(\.open).map(\.outcome)
     }
 
     /// The event a stream gets for a change: whether its caller saw the object through one of
     /// its subscriptions before the change and after it decides between create, update, delete,
     /// enter and leave.
-    private func event(for change: Change, _ stream: Stream, _ access: Access, _ objects: inout ParsedChanges)
-        -> (type: String, data: [UInt8])?
-    {
+    private func event(
+        for change: Change, _ stream: Stream, _ access: Access,
+        _ objects: (before: JSONObject?, after: JSONObject?)
+    ) -> (type: String, data: [UInt8])? {
         func seen(_ evaluable: JSONObject?) -> Bool {
             guard let evaluable else { return false }
             return stream.subscriptions.contains {
@@ -75,7 +98,7 @@ extension ChangeFeed {
                     collection: change.collection, guid: change.guid, evaluable: evaluable, access: access)
             }
         }
-        let (before, after) = objects.evaluables(of: change)
+        let (before, after) = objects
         let (was, now) = (seen(before), seen(after))
         let type: String
         switch (change.operation, was, now) {
@@ -96,18 +119,13 @@ extension ChangeFeed {
     }
 }
 
-/// Each change's documents parsed once per round, however many streams look at them.
-struct ParsedChanges {
-    private var cache: [Int64: (before: JSONObject?, after: JSONObject?)] = [:]
-
-    mutating func evaluables(of change: Change) -> (before: JSONObject?, after: JSONObject?) {
-        if let parsed = cache[change.sequence] { return parsed }
-        let parsed = (
-            Self.evaluable(change.previousDocument, change.previousACL, change),
-            Self.evaluable(change.document, change.acl, change)
+/// A change's documents as rules see them, parsed once however many streams look at them.
+enum ParsedChange {
+    static func evaluables(of change: Change) -> (before: JSONObject?, after: JSONObject?) {
+        (
+            evaluable(change.previousDocument, change.previousACL, change),
+            evaluable(change.document, change.acl, change)
         )
-        cache[change.sequence] = parsed
-        return parsed
     }
 
     private static func evaluable(_ document: [UInt8]?, _ acl: [UInt8]?, _ change: Change) -> JSONObject? {

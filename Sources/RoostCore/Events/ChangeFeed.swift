@@ -52,7 +52,8 @@ public final class ChangeFeed: Sendable {
         let id: Int
         /// What the per-user limit counts against: the user, or the client address.
         let owner: String
-        let caller: Principal?
+        /// Refreshed when the user or a group changes, so rules see current groups and flags.
+        var caller: Principal?
         let subscriptions: [BoundSubscription]
         let sink: any EventSink
         /// Every log entry up to here has been considered for this stream.
@@ -77,6 +78,8 @@ public final class ChangeFeed: Sendable {
     public let limits: EventLimits
     /// Whether the token with this id still exists and has not expired.
     let tokenIsLive: @Sendable (String) async -> Bool
+    /// The caller with its current groups and flags; nil when the user is gone or deactivated.
+    let refreshCaller: @Sendable (Principal) async -> Principal?
     let logger: @Sendable (String) -> Void
     let state = Mutex(State())
     private let wakes: AsyncStream<Void>
@@ -86,9 +89,11 @@ public final class ChangeFeed: Sendable {
     public init(
         log: any ChangeLog, definitions: AppDefinitionSource, limits: EventLimits = EventLimits(),
         tokenIsLive: @escaping @Sendable (String) async -> Bool,
+        refreshCaller: @escaping @Sendable (Principal) async -> Principal? = { $0 },
         logger: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.log = log
+        self.refreshCaller = refreshCaller
         self.definitions = definitions
         self.limits = limits
         self.tokenIsLive = tokenIsLive
@@ -197,7 +202,7 @@ public final class ChangeFeed: Sendable {
                     (Array($0.streams.values), $0.trimmedThrough)
                 }
                 guard let from = streams.map(\.position).min() else { break }
-                let batch: [Change]
+                var batch: [Change]
                 do {
                     batch = try await log.changes(
                         after: from, limit: limits.readBatch, maxBytes: limits.readBatchBytes)
@@ -206,6 +211,10 @@ public final class ChangeFeed: Sendable {
                     break
                 }
                 guard !batch.isEmpty else { break }
+                // A change to a user or a group ends the round, so what follows is judged with
+                // the callers' current groups.
+                let membership = Self.firstMembershipChange(in: batch)
+                if let membership { batch = Array(batch[...membership]) }
                 let outcomes = deliver(batch, to: streams, trimmedThrough: trimmedThrough)
                 let now = ContinuousClock.now
                 let progressed = state.withLock { state in
@@ -220,8 +229,45 @@ public final class ChangeFeed: Sendable {
                     }
                     return progressed
                 }
+                if let index = membership {
+                    await refreshCallers(
+                        of: batch[index].collection == Self.groupCollection ? nil : batch[index].guid)
+                }
                 // Only clients behind on reading are left: give them a moment.
                 if !progressed { try? await Task.sleep(for: .milliseconds(20)) }
+            }
+        }
+    }
+
+    private static let groupCollection = "FFUserGroup"
+
+    /// Where the first change to a user or a group is in a batch.
+    static func firstMembershipChange(in batch: [Change]) -> Int? {
+        batch.firstIndex { change in
+            change.operation != .revoke
+                && (change.collection == groupCollection || change.collection == "FFUser")
+        }
+    }
+
+    /// Reads again who the callers of `user`'s streams are (of every logged-in stream when nil,
+    /// after a group changed); a stream whose user is gone or deactivated ends.
+    private func refreshCallers(of user: String?) async {
+        let streams = state.withLock { state in
+            state.streams.values.filter { stream in
+                guard let caller = stream.caller else { return false }
+                return user == nil || caller.userGuid == user
+            }
+        }
+        for stream in streams {
+            guard let caller = stream.caller else { continue }
+            guard let fresh = await refreshCaller(caller) else {
+                stream.sink.finish(Array(": the account is no longer active\n\n".utf8))
+                continue
+            }
+            state.withLock { state in
+                guard var current = state.streams[stream.id] else { return }
+                current.caller = fresh
+                state.streams[stream.id] = current
             }
         }
     }

@@ -78,4 +78,20 @@ extension AccountService {
         guard let token = try? await accounts.token(id: id) else { return false }
         return token.expiresAt > clock.nowMilliseconds()
     }
+
+    /// The principal with its user's current groups and flags; nil when the user is gone or
+    /// deactivated. A failed read keeps the principal as it was.
+    public func refreshed(_ principal: Principal) async -> Principal? {
+        do {
+            guard let facts = try await objects.accessFacts(userGuid: principal.userGuid), facts.isActive
+            else {
+                return nil
+            }
+            return Principal(
+                userGuid: principal.userGuid, tokenId: principal.tokenId, isAdmin: facts.isAdmin,
+                groups: facts.groups)
+        } catch {
+            return principal
+        }
+    }
 }
