@@ -143,7 +143,8 @@ public final class Application: Sendable {
             refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
         EventRoutes(feed: changeFeed).register(in: &router)
-        SystemRoutes(metrics: metrics, database: storage.database).register(in: &router.router)
+        SystemRoutes(metrics: metrics, database: storage.database, feed: changeFeed).register(
+            in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -308,10 +309,11 @@ public final class Application: Sendable {
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
     let database: SQLiteDatabase
+    let feed: ChangeFeed
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, database] _ in
+        router.on(.get, "/metrics") { [metrics, database, feed] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
@@ -320,6 +322,9 @@ struct SystemRoutes: Sendable {
                 # HELP roost_sqlite_wal_bytes Size of the SQLite write-ahead log (roost.sqlite-wal).
                 # TYPE roost_sqlite_wal_bytes gauge
                 roost_sqlite_wal_bytes \(database.walBytes)
+                # HELP roost_event_streams Open realtime event streams (GET /ff/events).
+                # TYPE roost_event_streams gauge
+                roost_event_streams \(feed.streamCount)
 
                 """
             return Response(status: 200, headers: headers, body: Array(text.utf8))

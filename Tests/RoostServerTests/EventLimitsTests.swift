@@ -44,6 +44,8 @@ struct EventLimitsTests {
         #expect(await eventually { server.application.changeFeed.streamCount == 1 })
         let again = try await subscribe(server, "collection=Post")
         #expect(again.status == 200)
+        let metrics = try await server.client.send("GET", "/metrics")
+        #expect(metrics.text.contains("\nroost_event_streams 2\n"))
         // A logged-in user counts apart from the anonymous address, but all count in the total.
         _ = try await server.client.register("ann")
         let token = try await server.client.login("ann", password: "correct horse")

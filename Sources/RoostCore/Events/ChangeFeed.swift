@@ -82,6 +82,8 @@ public final class ChangeFeed: Sendable {
     let refreshCaller: @Sendable (Principal) async -> Principal?
     let logger: @Sendable (String) -> Void
     let state = Mutex(State())
+    /// Open streams, readable without the lock: the writer's commit hook wakes nobody without one.
+    private let openStreams = Atomic<Int>(0)
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -103,14 +105,19 @@ public final class ChangeFeed: Sendable {
 
     /// Starts the fan-out, the heartbeat and the trimming of the log; ``shutdown()`` joins them.
     public func start() {
-        let wake = self.wake
-        log.observeCommits { wake.yield() }
+        // Weak: the database may outlive the feed, which is then simply not woken.
+        log.observeCommits { [weak self] in self?.committed() }
         let started = [
             Task { [self] in await fanOut() },
             Task { [self] in await heartbeats() },
             Task(priority: .background) { [self] in await trimming() },
         ]
         tasks.withLock { $0 = started }
+    }
+
+    /// A commit may have appended entries: wakes the fan-out, when a stream listens.
+    private func committed() {
+        if openStreams.load(ordering: .relaxed) > 0 { wake.yield() }
     }
 
     /// Ends every stream with a comment saying why, and stops the feed's tasks.
@@ -172,6 +179,7 @@ public final class ChangeFeed: Sendable {
             }
             state.nextID += 1
             state.perOwner[owner, default: 0] += 1
+            openStreams.add(1, ordering: .relaxed)
             state.streams[state.nextID] = Stream(
                 id: state.nextID, owner: owner, caller: caller, subscriptions: bound, sink: sink,
                 position: position, delivered: position)
@@ -182,11 +190,12 @@ public final class ChangeFeed: Sendable {
     }
 
     /// Open streams now.
-    public var streamCount: Int { state.withLock { $0.streams.count } }
+    public var streamCount: Int { openStreams.load(ordering: .relaxed) }
 
     func remove(_ id: Int) {
         state.withLock { state in
             guard let stream = state.streams.removeValue(forKey: id) else { return }
+            openStreams.subtract(1, ordering: .relaxed)
             state.perOwner[stream.owner, default: 1] -= 1
             if state.perOwner[stream.owner] == 0 { state.perOwner[stream.owner] = nil }
         }
@@ -194,47 +203,79 @@ public final class ChangeFeed: Sendable {
 
     /// Reads the log after the least advanced stream, a batch at a time, until every stream has
     /// seen all of it; then waits for the next commit or stream. A stream whose client is behind
-    /// on reading waits (the others go on), polled until it catches up or times out.
+    /// on reading is skipped (the others go on) and polled until it catches up or times out.
     private func fanOut() async {
         for await _ in wakes {
             while !Task.isCancelled {
                 let (streams, trimmedThrough) = state.withLock {
                     (Array($0.streams.values), $0.trimmedThrough)
                 }
-                guard let from = streams.map(\.position).min() else { break }
-                var batch: [Change]
-                do {
-                    batch = try await log.changes(
-                        after: from, limit: limits.readBatch, maxBytes: limits.readBatchBytes)
-                } catch {
-                    logger("the change feed could not read the change log: \(error)")
-                    break
-                }
-                guard !batch.isEmpty else { break }
-                // A change to a user or a group ends the round, so what follows is judged with
-                // the callers' current groups.
-                let membership = Self.firstMembershipChange(in: batch)
-                if let membership { batch = Array(batch[...membership]) }
-                let outcomes = deliver(batch, to: streams, trimmedThrough: trimmedThrough)
-                let now = ContinuousClock.now
-                let progressed = state.withLock { state in
-                    var progressed = false
-                    for outcome in outcomes {
-                        guard var stream = state.streams[outcome.id] else { continue }
-                        progressed = progressed || outcome.position > stream.position
-                        stream.position = max(stream.position, outcome.position)
-                        stream.delivered = max(stream.delivered, outcome.delivered)
-                        stream.backedUpSince = outcome.backedUp ? stream.backedUpSince ?? now : nil
-                        state.streams[outcome.id] = stream
+                let ready = streams.filter { !$0.sink.isBackedUp }
+                let lagging = await waitForSlowReaders(streams.filter { $0.sink.isBackedUp })
+                if let from = ready.map(\.position).min(), var batch = await read(after: from) {
+                    // A change to a user or a group ends the round, so what follows is judged
+                    // with the callers' current groups.
+                    let membership = Self.firstMembershipChange(in: batch)
+                    if let membership { batch = Array(batch[...membership]) }
+                    record(deliver(batch, to: ready, trimmedThrough: trimmedThrough))
+                    if let index = membership {
+                        let change = batch[index]
+                        await refreshCallers(
+                            of: change.collection == Self.groupCollection ? nil : change.guid)
                     }
-                    return progressed
+                    continue
                 }
-                if let index = membership {
-                    await refreshCallers(
-                        of: batch[index].collection == Self.groupCollection ? nil : batch[index].guid)
+                guard lagging else { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// Up to `limit` entries after `position`; nil when there are none (or the read failed).
+    private func read(after position: Int64) async -> [Change]? {
+        do {
+            let batch = try await log.changes(
+                after: position, limit: limits.readBatch, maxBytes: limits.readBatchBytes)
+            return batch.isEmpty ? nil : batch
+        } catch {
+            logger("the change feed could not read the change log: \(error)")
+            return nil
+        }
+    }
+
+    /// Marks since when each backed-up stream that the log has moved past has been waiting, and
+    /// cuts those that waited longer than the limit; true when some still wait.
+    private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
+        guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
+        let now = ContinuousClock.now
+        var waiting = false
+        for stream in backedUp where stream.position < last {
+            if let since = stream.backedUpSince, now - since > limits.slowReaderTimeout {
+                stream.sink.finish(EventFormat.farewell(stream.delivered))
+                continue
+            }
+            waiting = true
+            if stream.backedUpSince == nil {
+                state.withLock { state in
+                    guard var current = state.streams[stream.id] else { return }
+                    current.backedUpSince = now
+                    state.streams[stream.id] = current
                 }
-                // Only clients behind on reading are left: give them a moment.
-                if !progressed { try? await Task.sleep(for: .milliseconds(20)) }
+            }
+        }
+        return waiting
+    }
+
+    /// Records where each stream stands after a round.
+    private func record(_ outcomes: [Outcome]) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            for outcome in outcomes {
+                guard var stream = state.streams[outcome.id] else { continue }
+                stream.position = max(stream.position, outcome.position)
+                stream.delivered = max(stream.delivered, outcome.delivered)
+                stream.backedUpSince = outcome.backedUp ? stream.backedUpSince ?? now : nil
+                state.streams[outcome.id] = stream
             }
         }
     }
