@@ -33,6 +33,18 @@ struct EventStreamTests {
         await server.stop()
     }
 
+    @Test("a document stored with line breaks arrives as several data lines that join back into it")
+    func multilineDocument() async throws {
+        let server = try await makeEventServer()
+        let reader = try await subscribe(server, "collection=Post")
+        let created = try await server.client.send(
+            "POST", "/ff/resources/Post", json: "{\n  \"text\": \"a\",\r\n  \"n\": 1\n}")
+        #expect(created.status == 201)
+        let event = try #require(try await reader.next())
+        #expect(event.json["text"] as? String == "a" && event.json["n"] as? Int == 1)
+        await server.stop()
+    }
+
     @Test("a query subscription hears enter and leave; a guid subscription hears only its object")
     func enterAndLeave() async throws {
         let server = try await makeEventServer()
