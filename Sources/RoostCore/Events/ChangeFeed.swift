@@ -107,10 +107,13 @@ public final class ChangeFeed: Sendable {
     public func start() {
         // Weak: the database may outlive the feed, which is then simply not woken.
         log.observeCommits { [weak self] in self?.committed() }
+        // Never on an event loop, whoever starts the feed: these read the database.
         let started = [
-            Task { [self] in await fanOut() },
-            Task { [self] in await heartbeats() },
-            Task(priority: .background) { [self] in await trimming() },
+            Task(executorPreference: globalConcurrentExecutor) { [self] in await fanOut() },
+            Task(executorPreference: globalConcurrentExecutor) { [self] in await heartbeats() },
+            Task(executorPreference: globalConcurrentExecutor, priority: .background) { [self] in
+                await trimming()
+            },
         ]
         tasks.withLock { $0 = started }
     }
