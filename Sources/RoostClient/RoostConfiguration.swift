@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a ``RoostClient`` reaches its server and where it keeps its state.
+/// How a ``Roost`` reaches its server and where it keeps its state.
 public struct RoostConfiguration: Sendable {
     /// The server's root URL, e.g. `https://api.example.com`.
     public var serverURL: URL
@@ -26,7 +26,7 @@ public struct RoostConfiguration: Sendable {
     /// The cache policy of reads that do not name one.
     public var defaultCachePolicy = CachePolicy.networkElseCache
     /// Whether queued writes are sent in the background as soon as the client exists; tests and
-    /// command-line tools may prefer to call ``RoostClient/flush()`` themselves.
+    /// command-line tools may prefer to call ``Roost/flush()`` themselves.
     public var deliversInBackground = true
 
     /// A configuration with the platform's defaults: state under Application Support (on Linux

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How a read uses the disk cache.
 public enum CachePolicy: Sendable {
@@ -42,7 +41,7 @@ final class ResponseCache: Sendable {
 
     let folder: String
     let limit: Int
-    private let index = Mutex(Index())
+    private let index = Locked(Index())
 
     init(folder: String, limit: Int) throws {
         self.folder = folder

@@ -1,6 +1,6 @@
 import Foundation
 
-extension RoostClient {
+extension Roost {
     /// Stores bytes as the object's blob member `member` (an image, a file): a new version of the
     /// object, whose member then describes the blob. With ``OfflinePolicy/queueWhenOffline`` the
     /// upload waits in the queue like other writes (the bytes are kept in the queue file).

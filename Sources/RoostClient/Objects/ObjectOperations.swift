@@ -1,6 +1,6 @@
 import Foundation
 
-extension RoostClient {
+extension Roost {
     // MARK: Reads
 
     /// The object with this guid. `depthRef` inlines referenced objects (see ``Ref/object``).
@@ -213,7 +213,7 @@ extension CharacterSet {
         charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 }
 
-extension RoostClient {
+extension Roost {
     /// An object's metadata, as FatFractal's `metaDataForObj:`; the same as `object.metadata`.
     public nonisolated func metadata<Model: RoostModel>(for object: Stored<Model>) -> ObjectMetadata {
         object.metadata

@@ -104,7 +104,7 @@ public indirect enum QueryCondition: Sendable, Equatable {
 ///     .where("gender", .eq, "male").and("guid", .ne, QueryValue(left.guid)).random()
 /// ```
 public struct Query<Model: RoostModel>: Sendable {
-    let client: RoostClient
+    let client: Roost
     var condition: QueryCondition?
     var sortKeys: [String] = []
     var depth = 0
@@ -233,7 +233,7 @@ extension CharacterSet {
     static let queryPath = CharacterSet.pathSegment.union(CharacterSet(charactersIn: "()"))
 }
 
-extension RoostClient {
+extension Roost {
     /// A query on `Model`'s collection; with no conditions it lists the collection.
     public nonisolated func query<Model: RoostModel>(_ type: Model.Type) -> Query<Model> {
         Query(client: self)

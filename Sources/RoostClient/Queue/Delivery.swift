@@ -48,7 +48,7 @@ public struct FlushResult: Sendable, Equatable {
     }
 }
 
-extension RoostClient {
+extension Roost {
     /// Writes waiting in the queue, oldest first (for a "not yet sent" badge).
     public var pendingOperations: [QueuedOperation] { log.operations }
 

@@ -65,7 +65,7 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     }
 }
 
-/// What happened to a queued write, as ``RoostClient/queueEvents()`` reports it.
+/// What happened to a queued write, as ``Roost/queueEvents()`` reports it.
 public enum QueueEvent: Sendable, Equatable {
     /// The write was stored in the queue.
     case queued(QueuedOperation)

@@ -11,7 +11,7 @@ import Testing
         _ transport: ScriptedTransport, credential: Credential? = nil,
         tokenHeader: TokenHeader = .authorizationBearer
     )
-        throws -> (RoostClient, InMemoryCredentialStore)
+        throws -> (Roost, InMemoryCredentialStore)
     {
         let store = InMemoryCredentialStore(credential)
         var configuration = RoostConfiguration(
@@ -22,7 +22,7 @@ import Testing
         configuration.retryInterval = .milliseconds(50)
         configuration.offlineRetryInterval = .milliseconds(100)
         configuration.tokenHeader = tokenHeader
-        return (try RoostClient(configuration: configuration), store)
+        return (try Roost(configuration: configuration), store)
     }
 
     func serverError(_ status: Int, _ code: String) -> Result<TransportResponse, RoostError> {

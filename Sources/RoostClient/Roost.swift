@@ -3,11 +3,11 @@ import Foundation
 /// A connection to a Roost server: accounts, objects, queries, the offline queue and the cache.
 ///
 /// ```swift
-/// let client = try RoostClient(serverURL: URL(string: "https://api.example.com")!)
+/// let client = try Roost(serverURL: URL(string: "https://api.example.com")!)
 /// try await client.login(userName: "alice", password: "…")
 /// let post = try await client.create(Micropost(text: "Hello"))
 /// ```
-public actor RoostClient {
+public actor Roost {
     /// The settings this client was made with.
     public nonisolated let configuration: RoostConfiguration
     let transport: any Transport
