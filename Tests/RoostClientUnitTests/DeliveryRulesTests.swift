@@ -78,9 +78,16 @@ import Testing
                 .drop(RoostError(status: 403, code: "forbidden", message: "m"))
             ),
             (
-                "version moved on", operation(.replace, version: 2),
-                ScriptedTransport.json(412, error(412, "version_mismatch")),
-                .drop(RoostError(status: 412, code: "version_mismatch", message: "m"))
+                "version moved on: rebase, never a silent drop", operation(.replace, version: 2),
+                ScriptedTransport.json(412, error(412, "version_mismatch")), .conflict
+            ),
+            (
+                "a patch's version moved on", operation(.patch, version: 2),
+                ScriptedTransport.json(412, error(412, "version_mismatch")), .conflict
+            ),
+            (
+                "a delete's version moved on", operation(.delete, version: 2),
+                ScriptedTransport.json(412, error(412, "version_mismatch")), .conflict
             ),
             (
                 "not Roost", create, ScriptedTransport.json(400, "<html>"),

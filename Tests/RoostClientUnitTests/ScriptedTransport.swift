@@ -45,3 +45,29 @@ final class Guarded<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// A client on scripted answers, with its own storage folder and no background delivery.
+func makeUnitClient(
+    _ transport: ScriptedTransport, credential: Credential? = nil,
+    configure: (inout RoostConfiguration) -> Void = { _ in }
+) throws -> Roost {
+    var configuration = RoostConfiguration(
+        serverURL: URL(string: "http://127.0.0.1:9")!,
+        storageFolder: NSTemporaryDirectory() + "roost-unit-" + UUID().uuidString,
+        credentialStore: InMemoryCredentialStore(credential), transport: transport)
+    configuration.deliversInBackground = false
+    configuration.retryInterval = .milliseconds(50)
+    configuration.offlineRetryInterval = .milliseconds(100)
+    configure(&configuration)
+    return try Roost(configuration: configuration)
+}
+
+/// A stored object's JSON, as the server answers it.
+func objectJSON(_ guid: String, version: Int = 1, _ fields: String) -> String {
+    #"{"guid":"\#(guid)","ffUrl":"/ff/resources/Note/\#(guid)","createdBy":"u1","createdAt":1,"updatedBy":"u1","updatedAt":1,"version":\#(version),\#(fields)}"#
+}
+
+/// A Roost error body.
+func errorJSON(_ status: Int, _ code: String) -> Result<TransportResponse, RoostError> {
+    ScriptedTransport.json(status, #"{"status":\#(status),"code":"\#(code)","message":"m","details":{}}"#)
+}

@@ -141,12 +141,15 @@ extension Roost {
     /// One pass over the queue, oldest first.
     private func deliverPending() async -> FlushResult {
         var result = FlushResult()
-        while let operation = log.operations.first {
+        while var operation = log.operations.first {
             if let owner = operation.owner, owner != credential?.userGuid {
                 reportLoginWait(operation)
                 result.state = .waitingForLogin
                 return result
             }
+            operation.attempts += 1
+            // Counted before sending, so a crash mid-send still counts; losing the count costs nothing.
+            try? log.store(operation)
             let outcome: Result<TransportResponse, RoostError>
             do {
                 let request = operation.request(body: log.body(of: operation))
@@ -186,6 +189,20 @@ extension Roost {
                 return result
             case .confirmCreate:
                 break
+            case .conflict:
+                switch await settleConflict(operation) {
+                case .resend: continue
+                case .settled(let current):
+                    finish(operation, with: .delivered(current))
+                    result.delivered += 1
+                case .drop(let error):
+                    finish(operation, with: .dropped(error))
+                    result.failed += 1
+                case .retry(let reachable):
+                    result.state = .retrying(
+                        after: reachable ? configuration.retryInterval : configuration.offlineRetryInterval)
+                    return result
+                }
             }
         }
         return result

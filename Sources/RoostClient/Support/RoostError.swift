@@ -126,13 +126,16 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
-    static func summary(of error: any Error) -> String {
+    static func summary(of error: any Error, below depth: Int = 0) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.dropFirst(depth).map(\.stringValue).joined(separator: ".")
+        }
         switch error {
-        case DecodingError.keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
-        case DecodingError.typeMismatch(let type, let context):
-            return "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' is not \(type)"
-        case DecodingError.valueNotFound(_, let context):
-            return "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' is null"
+        case DecodingError.keyNotFound(let key, let context):
+            let parent = path(context)
+            return "missing field '\(parent.isEmpty ? key.stringValue : parent + "." + key.stringValue)'"
+        case DecodingError.typeMismatch(let type, let context): return "'\(path(context))' is not \(type)"
+        case DecodingError.valueNotFound(_, let context): return "'\(path(context))' is null"
         default: return "the JSON is malformed"
         }
     }
@@ -166,8 +169,9 @@ extension RoostError: LocalizedError {
         }
     }
 
-    /// The name of the field a decoding error is about, dotted for nested fields.
-    static func field(of error: any Error) -> String? {
+    /// The name of the field a decoding error is about, dotted for nested fields; `below` skips
+    /// the path's first components (the page's `items` and the index).
+    static func field(of error: any Error, below depth: Int = 0) -> String? {
         let path: [any CodingKey]
         switch error {
         case DecodingError.keyNotFound(let key, let context): path = context.codingPath + [key]
@@ -176,7 +180,7 @@ extension RoostError: LocalizedError {
             path = context.codingPath
         default: return nil
         }
-        let names = path.filter { $0.intValue == nil }.map(\.stringValue)
+        let names = path.dropFirst(depth).filter { $0.intValue == nil }.map(\.stringValue)
         return names.isEmpty ? nil : names.joined(separator: ".")
     }
 }
