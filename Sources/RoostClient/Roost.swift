@@ -22,6 +22,8 @@ public actor Roost {
     public internal(set) var currentUser: RoostUser?
     var loginHandler: (@Sendable (RoostError) async -> Bool)?
     var delivery = DeliveryState()
+    /// How queued writes settle conflicts on the same field; starts as the configuration's.
+    public internal(set) var conflictPolicy: ConflictPolicy
 
     /// A client with the platform's defaults for `serverURL`.
     public init(serverURL: URL) throws {
@@ -32,6 +34,7 @@ public actor Roost {
     /// and starts delivering queued writes.
     public init(configuration: RoostConfiguration) throws {
         self.configuration = configuration
+        conflictPolicy = configuration.conflictPolicy
         transport = configuration.transport
         credentials = configuration.credentialStore
         do {
@@ -73,6 +76,12 @@ public actor Roost {
     /// and return true to have the request sent again, once. Seed 001's "log in, then carry on".
     public func setLoginHandler(_ handler: (@Sendable (RoostError) async -> Bool)?) {
         loginHandler = handler
+    }
+
+    /// Sets how queued writes settle a conflict on the same field, e.g. a handler that asks the
+    /// user. Changes to different fields are merged without asking.
+    public func setConflictPolicy(_ policy: ConflictPolicy) {
+        conflictPolicy = policy
     }
 
     // MARK: Requests

@@ -44,6 +44,10 @@ import Testing
                 ScriptedTransport.json(404, error(404, "not_found")),
                 .drop(RoostError(status: 404, code: "not_found", message: "m"))
             ),
+            (
+                "update of an object read, deleted since", operation(.patch, version: 3),
+                ScriptedTransport.json(404, error(404, "not_found")), .conflict
+            ),
             ("network", create, ScriptedTransport.unreachable, .retry(after: nil, reachable: false)),
             (
                 "server error", create, ScriptedTransport.json(503, error(503, "unavailable")),

@@ -113,7 +113,7 @@ extension Roost {
         if plan.conflict.fields.isEmpty && operation.kind != .delete {
             resolution = .clientWins
         } else {
-            switch configuration.conflictPolicy {
+            switch conflictPolicy {
             case .serverWins: resolution = .serverWins
             case .clientWins: resolution = .clientWins
             case .custom(let handler): resolution = await handler(plan.conflict)

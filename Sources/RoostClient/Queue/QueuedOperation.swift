@@ -122,6 +122,10 @@ enum DeliveryVerdict: Equatable {
         case 401: return operation.owner == nil ? .drop(error) : .waitForLogin
         case 404 where operation.kind == .delete: return .delivered(version: nil)
         case 412 where operation.kind != .create && operation.kind != .upload: return .conflict
+        // Deleted elsewhere since it was read: reported as a conflict, not a bare failure.
+        case 404
+        where (operation.kind == .patch || operation.kind == .replace) && operation.expectedVersion != nil:
+            return .conflict
         case 409 where operation.kind == .create && error.code == "conflict": return .confirmCreate
         // The server made the write but crashed before recording its answer: done.
         case 409 where error.code == "idempotency_key_lost_answer": return .delivered(version: nil)
