@@ -195,4 +195,12 @@ public struct UndecodableObject: Sendable, Equatable {
     public let field: String?
     /// What is wrong, in words: "missing field 'text'", "'count' is not Int".
     public let reason: String
+
+    /// A report from its parts.
+    public init(collection: String, guid: String, field: String?, reason: String) {
+        self.collection = collection
+        self.guid = guid
+        self.field = field
+        self.reason = reason
+    }
 }
