@@ -87,7 +87,11 @@ public actor Roost {
     // MARK: Requests
 
     /// Sends a request with the current token (or, for queued writes, only with the owner's).
-    func send(_ request: TransportRequest, owner: String?? = .none) async throws -> TransportResponse {
+    /// `transfer` streams a file as the body or the answer's body to a file.
+    func send(_ request: TransportRequest, owner: String?? = .none, transfer: FileTransfer? = nil)
+        async throws
+        -> TransportResponse
+    {
         var request = request
         let sentCredential: Credential?
         switch owner {
@@ -100,7 +104,14 @@ public actor Roost {
             case .xToken: request.headers["X-Token"] = sentCredential.token
             }
         }
-        let response = try await transport.send(request)
+        let response: TransportResponse
+        switch transfer {
+        case nil: response = try await transport.send(request)
+        case .upload(let file, let progress):
+            response = try await transport.upload(request, fromFile: file, progress: progress)
+        case .download(let file, let progress):
+            response = try await transport.download(request, toFile: file, progress: progress)
+        }
         if response.status == 401, let sentCredential, sentCredential == credential,
             RoostError.from(response).code == "invalid_token"
         {
@@ -112,14 +123,14 @@ public actor Roost {
 
     /// Sends a request and turns an error status into a thrown ``RoostError``; a 401 goes through
     /// the login handler and is retried once if the handler logged someone in.
-    func perform(_ request: TransportRequest, retryingAfterLogin: Bool = true) async throws
-        -> TransportResponse
+    func perform(_ request: TransportRequest, retryingAfterLogin: Bool = true, transfer: FileTransfer? = nil)
+        async throws -> TransportResponse
     {
-        let response = try await send(request)
+        let response = try await send(request, transfer: transfer)
         if response.status < 400 { return response }
         let error = RoostError.from(response)
         if response.status == 401, retryingAfterLogin, let loginHandler, await loginHandler(error) {
-            return try await perform(request, retryingAfterLogin: false)
+            return try await perform(request, retryingAfterLogin: false, transfer: transfer)
         }
         throw error
     }
@@ -150,4 +161,10 @@ public actor Roost {
         currentUser = user
         wakeDelivery()
     }
+}
+
+/// A body streamed from a file, or an answer streamed into one.
+enum FileTransfer {
+    case upload(URL, ProgressHandler?)
+    case download(URL, ProgressHandler?)
 }

@@ -21,13 +21,15 @@ import Testing
             // Through `any Error`, as an app's catch sees it.
             #expect(
                 error.localizedDescription
-                    == "You need to be logged in to do this. Call login(userName:password:) (or register) first.")
+                    == "You need to be logged in to do this. Call login(userName:password:) (or register) first."
+            )
             let roost = try #require(error as? RoostClient.RoostError)
             #expect(roost.code == "login_required")
             #expect(roost.recoverySuggestion == "Log in (again) and retry.")
             #expect(roost.details["serverMessage"] == "Send 'Authorization: Bearer <token>'.")
         }
-        let unreachable = RoostError(status: nil, code: "network_unreachable", message: "The server cannot be reached.")
+        let unreachable = RoostError(
+            status: nil, code: "network_unreachable", message: "The server cannot be reached.")
         #expect((unreachable as any Error).localizedDescription == "The server cannot be reached.")
         #expect(unreachable.recoverySuggestion?.contains("network") == true)
     }
@@ -54,13 +56,16 @@ import Testing
 
     @Test func undecodableObjectsCanBeSkippedAndReported() async throws {
         let client = try makeUnitClient(ScriptedTransport([ScriptedTransport.json(200, Self.page)]))
-        let page = try await client.query(Note.self).skippingUndecodable().fetchPage(total: true, cachePolicy: .networkOnly)
+        let page = try await client.query(Note.self).skippingUndecodable().fetchPage(
+            total: true, cachePolicy: .networkOnly)
         #expect(page.items.map(\.guid) == ["a"])
         #expect(page.total == 3)
         #expect(
             page.skipped == [
-                UndecodableObject(collection: "Note", guid: "b", field: "text", reason: "missing field 'text'"),
-                UndecodableObject(collection: "Note", guid: "c", field: "text", reason: "'text' is not String"),
+                UndecodableObject(
+                    collection: "Note", guid: "b", field: "text", reason: "missing field 'text'"),
+                UndecodableObject(
+                    collection: "Note", guid: "c", field: "text", reason: "'text' is not String"),
             ])
     }
 

@@ -208,19 +208,25 @@ extension Roost {
             } catch {
                 throw RoostError.storageFailed("store the write in the offline queue", error)
             }
-            // Earlier writes go first; if they all get through, this one goes out now too.
-            delivery.awaited.insert(operation.id)
-            _ = await flush()
-            delivery.awaited.remove(operation.id)
-            switch delivery.results.removeValue(forKey: operation.id) {
-            case .delivered(let response)?: return .delivered(response)
-            case .dropped(let error)?: throw error
-            case nil: break
-            }
-            emit(.queued(operation))
-            wakeDelivery()
-            return .queued(operation)
+            return try await enqueue(operation)
         }
+    }
+
+    /// Tries a write just stored in the queue (after the writes before it); it stays queued if
+    /// it cannot go now.
+    func enqueue(_ operation: QueuedOperation) async throws -> WriteResult {
+        // Earlier writes go first; if they all get through, this one goes out now too.
+        delivery.awaited.insert(operation.id)
+        _ = await flush()
+        delivery.awaited.remove(operation.id)
+        switch delivery.results.removeValue(forKey: operation.id) {
+        case .delivered(let response)?: return .delivered(response)
+        case .dropped(let error)?: throw error
+        case nil: break
+        }
+        emit(.queued(operation))
+        wakeDelivery()
+        return .queued(operation)
     }
 
     func makeOperation(

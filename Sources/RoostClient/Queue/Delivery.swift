@@ -17,6 +17,8 @@ struct DeliveryState {
     /// Writes whose caller waits for their first attempt, and what came of it.
     var awaited: Set<String> = []
     var results: [String: OperationResult] = [:]
+    /// Progress handlers of uploads whose caller waits for them.
+    var progress: [String: ProgressHandler] = [:]
     /// The write whose owner was last reported as needed, so the event is not repeated.
     var reportedLoginWait: String?
 }
@@ -152,8 +154,13 @@ extension Roost {
             try? log.store(operation)
             let outcome: Result<TransportResponse, RoostError>
             do {
-                let request = operation.request(body: log.body(of: operation))
-                outcome = .success(try await send(request, owner: .some(operation.owner)))
+                // A body kept in a file is streamed from it, never read whole.
+                let file = log.bodyFileURL(of: operation)
+                let request = operation.request(body: file == nil ? log.body(of: operation) : nil)
+                outcome = .success(
+                    try await send(
+                        request, owner: .some(operation.owner),
+                        transfer: file.map { .upload($0, delivery.progress[operation.id]) }))
             } catch {
                 outcome = .failure(error as? RoostError ?? RoostError.storageFailed("send", error))
             }

@@ -65,7 +65,7 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     /// the token.
     func request(body: Data?) -> TransportRequest {
         var headers = ["Idempotency-Key": requestKey ?? id]
-        if body != nil { headers["Content-Type"] = contentType ?? "application/json" }
+        if body != nil || bodyFile != nil { headers["Content-Type"] = contentType ?? "application/json" }
         if let expectedVersion { headers["If-Match"] = "\"\(expectedVersion)\"" }
         return TransportRequest(method: method, path: path, headers: headers, body: body)
     }
