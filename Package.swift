@@ -95,3 +95,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+#if os(macOS)
+    // On a Mac without the server's floor, only the tests that need no server module are
+    // declared, so `swift test` there runs the SDK's unit tests.
+    if !serverOnMac {
+        package.targets.removeAll { $0.type == .test && $0.name != "RoostClientUnitTests" }
+    }
+#endif

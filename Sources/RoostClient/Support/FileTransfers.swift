@@ -61,15 +61,14 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
     @unchecked Sendable
 {
     // @unchecked Sendable: URLSession calls the delegate on its own serial queue; `state` is
-    // touched only under `lock`.
+    // behind a lock (`Locked`: NSLocking.withLock needs iOS 17 on Apple platforms).
     private struct State {
         var body = Data()
         var continuation: CheckedContinuation<TransportResponse, any Error>?
         var failure: (any Error)?
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Locked(State())
     private let destination: URL?
     private let progress: ProgressHandler?
     /// The most of an error answer's body kept: error bodies are small JSON.
@@ -82,7 +81,7 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
 
     func wait(for task: URLSessionTask) async throws -> TransportResponse {
         try await withCheckedThrowingContinuation { continuation in
-            lock.withLock { state.continuation = continuation }
+            state.withLock { $0.continuation = continuation }
             task.resume()
         }
     }
@@ -98,7 +97,7 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        lock.withLock {
+        state.withLock { state in
             if state.body.count < Self.errorBodyLimit * 16 { state.body.append(data) }
         }
     }
@@ -128,16 +127,16 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
                 let handle = try FileHandle(forReadingFrom: location)
                 defer { try? handle.close() }
                 let body = try handle.read(upToCount: Self.errorBodyLimit) ?? Data()
-                lock.withLock { state.body = body }
+                state.withLock { $0.body = body }
             }
         } catch {
-            lock.withLock { state.failure = error }
+            state.withLock { $0.failure = error }
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (continuation, body, failure) = lock.withLock {
-            () -> (CheckedContinuation<TransportResponse, any Error>?, Data, (any Error)?) in
+        let (continuation, body, failure) = state.withLock {
+            state -> (CheckedContinuation<TransportResponse, any Error>?, Data, (any Error)?) in
             defer { state.continuation = nil }
             return (state.continuation, state.body, state.failure)
         }
