@@ -175,4 +175,29 @@ import Testing
             ScriptedTransport([errorJSON(404, "not_found")]), credential: Self.owner)
         #expect(try await direct.delete(Note.self, guid: "never", policy: .queueWhenOffline) == .notFound)
     }
+
+    @Test func aServerThatKeepsMovingOnDoesNotHoldThePass() async throws {
+        var script: [Result<TransportResponse, RoostError>] = [ScriptedTransport.json(200, Self.base)]
+        for version in 2...8 {
+            script += [
+                errorJSON(412, "version_mismatch"),
+                ScriptedTransport.json(
+                    200, objectJSON("a", version: version, #""text":"v\#(version)","count":1"#)),
+            ]
+        }
+        let transport = ScriptedTransport(script)
+        let client = try makeUnitClient(transport, credential: Self.owner)
+        var read = try await client.fetch(Note.self, guid: "a", cachePolicy: .networkOnly)
+        read.count = 2
+        guard case .queued(let operation) = try await client.update(read, policy: .queueWhenOffline) else {
+            Issue.record("delivered")
+            return
+        }
+        // Five rebases, each sent once more; then the pass waits for the next one.
+        #expect(transport.requests.filter { $0.method == "PATCH" }.count == 6)
+        let pending = try #require(await client.pendingOperations.first)
+        #expect(pending.id == operation.id)
+        #expect(pending.attempts == 6)
+        #expect(pending.expectedVersion == 6, "rebased on the fifth newer version read")
+    }
 }

@@ -5,7 +5,8 @@ import Testing
 /// `pages(size:)` asks the server for a page only when the loop asks for one.
 @Suite struct LazyPagesTests {
     static func page(_ guids: [String]) -> Result<TransportResponse, RoostError> {
-        ScriptedTransport.json(200, #"{"items":[\#(guids.map { objectJSON($0, #""text":"t""#) }.joined(separator: ","))]}"#)
+        ScriptedTransport.json(
+            200, #"{"items":[\#(guids.map { objectJSON($0, #""text":"t""#) }.joined(separator: ","))]}"#)
     }
 
     @Test func eachPageIsFetchedWhenAskedFor() async throws {

@@ -75,4 +75,27 @@ import Testing
         let empty = try await lenient.query(Note.self).where("count", .gt, 1).fetchPage()
         #expect(empty.items.isEmpty && empty.origin == .device)
     }
+
+    @Test func offlineAnObjectSeenOnlyInAListIsReadFromIt() async throws {
+        let a = objectJSON("a", #""text":"buy milk","count":1"#)
+        let transport = ScriptedTransport([ScriptedTransport.json(200, #"{"items":[\#(a)]}"#)])
+        let client = try makeUnitClient(transport, credential: Self.owner)
+        _ = try await client.query(Note.self).page()
+        let read = try await client.fetch(Note.self, guid: "a")
+        #expect(read.text == "buy milk")
+        #expect(read.origin == .cache)
+        await #expect(throws: RoostError.self) {
+            try await client.fetch(Note.self, guid: "a", cachePolicy: .networkOnly)
+        }
+    }
+
+    @Test func aPageWithQueuedCreatesKeepsItsSize() async throws {
+        let page = #"{"items":[\#(objectJSON("a", #""text":"a""#)),\#(objectJSON("b", #""text":"b""#))]}"#
+        let transport = ScriptedTransport([ScriptedTransport.json(200, page)])
+        let client = try makeUnitClient(transport, credential: Self.owner)
+        _ = try await client.query(Note.self).sorted(by: "text").page(count: 2)
+        _ = try await client.create(Note(text: "0 first"), guid: "c", policy: .queueWhenOffline)
+        let shown = try await client.query(Note.self).sorted(by: "text").page(count: 2)
+        #expect(shown.map(\.guid) == ["c", "a"], "the queued create sorts first; the page stays at 2")
+    }
 }

@@ -17,10 +17,18 @@ extension Roost {
             document = try Self.objectDocument(answer.body, Model.collection, guid)
             origin = answer.origin
         } catch let error as RoostError {
-            // Offline, or not on the server yet: a queued create still answers.
-            guard !pending.isEmpty, error.status == 404 || !error.isFromServer,
-                pending.contains(where: { $0.kind == .create })
-            else { throw error }
+            if !error.isFromServer, cachePolicy != .networkOnly,
+                let listed = cachedDocuments(in: Model.collection)[guid]
+            {
+                // Offline and never read on its own, but seen in a cached list.
+                document = listed
+                origin = .cache
+            } else if pending.isEmpty || !(error.status == 404 || !error.isFromServer)
+                || !pending.contains(where: { $0.kind == .create })
+            {
+                // Only a queued create answers for an object the server (or the cache) lacks.
+                throw error
+            }
         }
         guard let shown = pending.isEmpty ? document : overlaid(document, pending) else {
             throw RoostError(

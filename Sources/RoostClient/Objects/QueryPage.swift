@@ -107,7 +107,8 @@ extension Query {
                 page.skipped.append(object)
             }
         }
-        page.items = try await client.withPendingWrites(page.items, of: self, start: start)
+        page.items = Array(
+            try await client.withPendingWrites(page.items, of: self, start: start).prefix(count))
         return page
     }
 }

@@ -39,7 +39,8 @@ public enum ConflictPolicy: Sendable {
     case serverWins
     /// This device's value is written over the server's.
     case clientWins
-    /// The app decides, e.g. by asking its user; runs on the client's actor, so keep it short.
+    /// The app decides, e.g. by asking its user. The queue waits for the answer (this device's
+    /// writes stay in order); the client's other calls go on meanwhile.
     case custom(@Sendable (Conflict) async -> ConflictResolution)
 }
 

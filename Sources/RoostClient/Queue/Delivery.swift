@@ -140,9 +140,14 @@ extension Roost {
         }
     }
 
+    /// How many times one pass rebases writes on the server's newer versions before it waits.
+    static var rebasesPerPass: Int { 5 }
+
     /// One pass over the queue, oldest first.
     private func deliverPending() async -> FlushResult {
         var result = FlushResult()
+        // A server that keeps moving on (or keeps answering 412) must not hold a pass forever.
+        var rebases = 0
         while var operation = log.operations.first {
             if let owner = operation.owner, owner != credential?.userGuid {
                 reportLoginWait(operation)
@@ -197,6 +202,11 @@ extension Roost {
             case .confirmCreate:
                 break
             case .conflict:
+                rebases += 1
+                if rebases > Self.rebasesPerPass {
+                    result.state = .retrying(after: configuration.retryInterval)
+                    return result
+                }
                 switch await settleConflict(operation) {
                 case .resend: continue
                 case .settled(let current):
