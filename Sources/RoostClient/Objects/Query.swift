@@ -1,7 +1,7 @@
 import Foundation
 
 /// A query on one collection, built step by step and run with ``all(cachePolicy:)``,
-/// ``first(cachePolicy:)``, ``random()`` or ``pages(size:)``.
+/// ``first(cachePolicy:)``, ``random()`` or ``pages(size:cachePolicy:)``.
 ///
 /// ```swift
 /// let pick = try await client.query(Celebrity.self)
@@ -31,7 +31,7 @@ public struct Query<Model: RoostModel>: Sendable {
         `where`(.field(field, op, ref))
     }
 
-    /// Same as ``where(_:_:_:)``, for reading aloud.
+    /// Same as `where(_:_:_:)` with a value, for reading aloud.
     public func and(_ field: String, _ op: QueryOperator, _ value: QueryValue) -> Query {
         `where`(field, op, value)
     }
@@ -143,7 +143,7 @@ extension Roost {
     }
 
     /// A query written in Roost's query language, e.g. `"gender eq 'male'"`. Values in it are
-    /// not escaped: build queries from user input with ``Query/where(_:_:_:)`` instead.
+    /// not escaped: build queries from user input with `Query.where(_:_:_:)` instead.
     public nonisolated func query<Model: RoostModel>(_ type: Model.Type, raw text: String) -> Query<Model> {
         Query(client: self, condition: .raw(text))
     }

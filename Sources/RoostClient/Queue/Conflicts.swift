@@ -50,7 +50,7 @@ public struct ConflictReport: Sendable, Equatable {
     public enum Outcome: Sendable, Equatable {
         /// The two sides changed different fields; both changes were kept.
         case mergedAutomatically
-        /// The server's values of ``ConflictReport/fields`` were kept.
+        /// The server's values of the conflicting fields (``Conflict/fields``) were kept.
         case serverWon
         /// This device's values were written over the server's.
         case clientWon
