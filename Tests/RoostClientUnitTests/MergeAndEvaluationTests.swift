@@ -59,7 +59,8 @@ import Testing
     }
 
     static let document: [String: JSON] = [
-        "guid": "g1", "text": "O'Brien", "count": 3, "done": true, "tags": ["red", "blue"],
+        "guid": "g1", "ffUrl": "/ff/resources/Note/g1", "text": "O'Brien", "count": 3, "done": true,
+        "tags": ["red", "blue"],
         "owner": ["ffUrl": "/ff/resources/FFUser/u1"], "nested": ["level": 2], "nothing": nil,
     ]
 

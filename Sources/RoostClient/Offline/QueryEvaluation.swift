@@ -33,12 +33,14 @@ extension QueryCondition {
     /// reference the device cannot look through.
     static func lookup(_ path: String, in document: [String: JSON]) -> JSON?? {
         var current = JSON.object(document)
-        for part in path.split(separator: ".").map(String.init) {
+        for (depth, part) in path.split(separator: ".").map(String.init).enumerated() {
             guard case .object(let members) = current else { return .some(nil) }
             if let next = members[part] {
                 current = next
             } else {
-                return members["ffUrl"] != nil && part != "ffUrl" ? nil : .some(nil)
+                // Below the top (where `ffUrl` is the object's own URL), an object with `ffUrl`
+                // is a reference: the field may be in the object it points to.
+                return depth > 0 && members["ffUrl"] != nil ? nil : .some(nil)
             }
         }
         return .some(current)
