@@ -60,5 +60,21 @@ import Testing
             #expect(page.origin == .device)
             #expect(page.items.compactMap(\.name).sorted() == expected, "\(text)")
         }
+
+        // Sorting too: mixed types, missing fields, ties. (Arrays and objects, which SQLite sorts
+        // by their JSON text, are not compared.)
+        let reader = try makeClient(port: server.port)
+        for keys in [["size"], ["size desc"], ["flag", "name desc"], ["nested.level desc"]] {
+            let served = try await Self.sorted(reader.query(Thing.self), keys).page(cachePolicy: .networkOnly)
+            let answered = try await Self.sorted(offline.query(Thing.self), keys).where("name", .ne, "never")
+                .page()
+            #expect(answered.map(\.guid) == served.map(\.guid), "\(keys)")
+        }
+    }
+
+    static func sorted(_ query: Query<Thing>, _ keys: [String]) -> Query<Thing> {
+        keys.reduce(query) { query, key in
+            query.sorted(by: String(key.split(separator: " ")[0]), descending: key.hasSuffix(" desc"))
+        }
     }
 }

@@ -96,9 +96,13 @@ import Testing
 
     @Test func sortingOnTheDeviceFollowsTheKeys() {
         let documents: [[String: JSON]] = [
-            ["n": 2, "s": "b"], ["n": 1, "s": "z"], ["s": "a"], ["n": 2, "s": "a"],
+            ["guid": "1", "n": 2, "s": "b"], ["guid": "2", "n": 1, "s": "z"], ["guid": "3", "s": "a"],
+            ["guid": "4", "n": 2, "s": "a"], ["guid": "5", "n": "x"], ["guid": "6", "n": true],
+            ["guid": "7", "n": 2, "s": "a"],
         ]
-        let sorted = LocalSort.sorted(documents, by: ["n desc", "s asc"])
-        #expect(sorted == [["n": 2, "s": "a"], ["n": 2, "s": "b"], ["n": 1, "s": "z"], ["s": "a"]])
+        let sorted = LocalSort.sorted(documents, by: ["n desc", "s asc"]).map { $0["guid"]!.stringValue! }
+        // Strings after numbers (true is 1), missing last when descending and first when ascending;
+        // full ties by guid, in the last key's direction.
+        #expect(sorted == ["5", "4", "7", "1", "6", "2", "3"])
     }
 }

@@ -194,9 +194,9 @@ extension Roost {
             !deleted.contains(document["guid"]?.stringValue ?? "")
                 && (query.condition.map { $0.matches(document) == true } ?? true)
         }
+        // Unsorted, the server answers in the order objects were stored: creation order here.
         let ordered = LocalSort.sorted(
-            matching.sorted { ($0["guid"]?.stringValue ?? "") < ($1["guid"]?.stringValue ?? "") },
-            by: query.sortKeys)
+            matching, by: query.sortKeys.isEmpty ? ["createdAt asc"] : query.sortKeys)
         let window = ordered.dropFirst(start).prefix(count)
         var page = QueryPage<Model>(items: [], total: nil, skipped: [], origin: .device)
         for document in window {

@@ -92,8 +92,9 @@ extension QueryCondition {
     }
 }
 
-/// Sorting by a query's keys, on the device, as the server sorts: by each key in turn, numbers
-/// before strings, missing values first.
+/// Sorting by a query's keys, on the device, as the server sorts (SQLite's order of
+/// `json_extract`): missing and null first, then numbers (true and false as 1 and 0), then
+/// strings by bytes; ties break on guid in the direction of the last key.
 enum LocalSort {
     static func sorted(_ documents: [[String: JSON]], by keys: [String]) -> [[String: JSON]] {
         guard !keys.isEmpty else { return documents }
@@ -101,27 +102,33 @@ enum LocalSort {
             let parts = key.split(separator: " ")
             return (String(parts[0]), parts.count > 1 && parts[1] == "desc")
         }
+        let lastDescending = parsed.last?.1 ?? false
         return documents.sorted { first, second in
             for (path, descending) in parsed {
-                let a = QueryCondition.lookup(path, in: first) ?? nil
-                let b = QueryCondition.lookup(path, in: second) ?? nil
-                let order = rank(a, b)
+                let order = rank(
+                    QueryCondition.lookup(path, in: first) ?? nil,
+                    QueryCondition.lookup(path, in: second) ?? nil)
                 if order != 0 { return descending ? order > 0 : order < 0 }
             }
-            return false
+            let order = rank(first["guid"], second["guid"])
+            return lastDescending ? order > 0 : order < 0
         }
     }
 
     private static func rank(_ a: JSON?, _ b: JSON?) -> Int {
+        func sortable(_ value: JSON?) -> JSON? {
+            if case .bool(let flag)? = value { return .number(flag ? 1 : 0) }
+            return value
+        }
         func kind(_ value: JSON?) -> Int {
             switch value {
             case nil, .null?: 0
-            case .bool?: 1
-            case .number?: 2
-            case .string?: 3
-            default: 4
+            case .bool?, .number?: 1
+            case .string?: 2
+            default: 3
             }
         }
+        let (a, b) = (sortable(a), sortable(b))
         if kind(a) != kind(b) { return kind(a) < kind(b) ? -1 : 1 }
         if let b, let order = QueryCondition.order(a, b) { return order }
         return 0
