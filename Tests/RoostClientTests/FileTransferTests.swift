@@ -109,4 +109,73 @@ import Testing
             (try? FileManager.default.contentsOfDirectory(atPath: storage + "/queue-bodies"))?.isEmpty ?? true
         )
     }
+
+    /// A server that is not Roost: it answers any upload with 17 MiB of body.
+    static let oversizedAnswerServer = """
+        import http.server
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                if self.headers.get('Content-Length'):
+                    self.rfile.read(int(self.headers['Content-Length']))
+                else:
+                    while True:
+                        size = int(self.rfile.readline().strip() or b'0', 16)
+                        self.rfile.read(size + 2)
+                        if size == 0:
+                            break
+                body = b'x' * (17 << 20)
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(body)))
+                self.send_header('Connection', 'close')
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+            def log_message(self, *arguments):
+                pass
+        server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+        print(server.server_port, flush=True)
+        server.handle_request()
+        """
+
+    @Test func anUploadAnswerOverSixteenMebibytesIsRefused() async throws {
+        let output = try ChildProcess.makePipe()
+        let child = try ChildProcess(
+            "/usr/bin/python3", ["-c", Self.oversizedAnswerServer], output: output.write)
+        close(output.write)
+        defer { close(output.read) }
+        var line = Data()
+        var byte: UInt8 = 0
+        while read(output.read, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        let port = try #require(Int(String(decoding: line, as: UTF8.self)))
+
+        let client = try makeClient(port: port)
+        let folder = TestServer.makeTemporaryDirectory()
+        try Data("small".utf8).write(to: URL(fileURLWithPath: folder + "/small.bin"))
+        let note = Stored(
+            value: Note(text: "x"),
+            metadata: ObjectMetadata.forTests(guid: "g1"))
+        do {
+            _ = try await client.upload(
+                file: URL(fileURLWithPath: folder + "/small.bin"), to: "file", of: note)
+            Issue.record("a 17 MiB answer was taken")
+        } catch let error as RoostError {
+            #expect(error.code == "invalid_response")
+            #expect(error.status == nil)
+            #expect(error.message.contains("larger than 16 MiB"))
+        }
+        child.signal(SIGKILL)
+        _ = child.waitForExit()
+    }
+}
+
+extension ObjectMetadata {
+    /// Metadata of an object that exists only in a test.
+    static func forTests(guid: String) -> ObjectMetadata {
+        let json =
+            #"{"guid":"\#(guid)","ffUrl":"/ff/resources/Note/\#(guid)","createdAt":1,"updatedAt":1,"version":1}"#
+        return try! JSONDecoder().decode(ObjectMetadata.self, from: Data(json.utf8))
+    }
 }

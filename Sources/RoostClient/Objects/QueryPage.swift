@@ -28,6 +28,7 @@ public enum OfflineQueryPolicy: Sendable {
 
 /// A query's pages as an `AsyncSequence`, each fetched only when the loop asks for it.
 public struct QueryPages<Model: RoostModel>: AsyncSequence, Sendable {
+    /// One page of results.
     public typealias Element = [Stored<Model>]
     let query: Query<Model>
     let size: Int

@@ -73,6 +73,8 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
     private let progress: ProgressHandler?
     /// The most of an error answer's body kept: error bodies are small JSON.
     private static let errorBodyLimit = 64 * 1024
+    /// The most of an upload's answer kept: the stored object, which the server caps at 10 MiB.
+    static let answerBodyLimit = 16 << 20
 
     init(destination: URL?, progress: ProgressHandler?) {
         self.destination = destination
@@ -97,9 +99,19 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        state.withLock { state in
-            if state.body.count < Self.errorBodyLimit * 16 { state.body.append(data) }
+        let tooLarge = state.withLock { state -> Bool in
+            guard state.body.count + data.count <= Self.answerBodyLimit else {
+                state.failure = RoostError(
+                    status: nil, code: RoostError.Code.invalidResponse,
+                    message:
+                        "The server's answer to the upload is larger than \(Self.answerBodyLimit >> 20) MiB; is the URL a Roost server?"
+                )
+                return true
+            }
+            state.body.append(data)
+            return false
         }
+        if tooLarge { dataTask.cancel() }
     }
 
     func urlSession(
@@ -141,8 +153,10 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, URLSessionDownlo
             return (state.continuation, state.body, state.failure)
         }
         session.finishTasksAndInvalidate()
-        if let error = error ?? failure {
-            if let urlError = error as? URLError {
+        if let error = failure ?? error {
+            if let roostError = error as? RoostError {
+                continuation?.resume(throwing: roostError)
+            } else if let urlError = error as? URLError {
                 continuation?.resume(throwing: URLSessionTransport.roostError(urlError))
             } else {
                 continuation?.resume(
