@@ -74,7 +74,8 @@ let package = Package(
             path: "Examples/SessionCheck"),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(
-            name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP", "RoostPostgres", "CRoostSystem"]),
+            name: "RoostTestSupport",
+            dependencies: ["RoostServer", "RoostHTTP", "RoostPostgres", "CRoostSystem"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
@@ -82,7 +83,9 @@ let package = Package(
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
         .testTarget(
             name: "RoostPostgresTests",
-            dependencies: ["RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostTestSupport"]),
+            dependencies: [
+                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostTestSupport",
+            ]),
         .testTarget(
             name: "RoostServerTests",
             dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"],
