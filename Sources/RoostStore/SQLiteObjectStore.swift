@@ -338,6 +338,12 @@ extension SQLiteObjectStore {
         public let name: String
         public let collection: String
         public let field: String
+
+        public init(name: String, collection: String, field: String) {
+            self.name = name
+            self.collection = collection
+            self.field = field
+        }
     }
 
     /// Creates the index if it does not exist; the name is derived from collection and field.
