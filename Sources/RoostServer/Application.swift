@@ -79,7 +79,7 @@ public final class Application: Sendable {
     private let tls: TLSContext?
     /// The plain listener that redirects to HTTPS, with `--redirect-http`.
     private let redirectServer: HTTPServer?
-    private let storage: SQLiteStorage
+    private let storage: any Storage
     private let blobCollector: BlobCollector
     private let accounts: AccountService
     private let blobIO: BackgroundWorkers
@@ -102,13 +102,11 @@ public final class Application: Sendable {
             try configuration.appDefinitionPath.map { path throws(AppDefinitionError) in
                 try AppDefinitionSource(path: path)
             } ?? AppDefinitionSource(configuration.appDefinition)
-        let storage = try SQLiteStorage(
-            directory: configuration.dataDirectory, durability: configuration.durability,
-            readLimits: configuration.readLimits)
+        let storage = try Self.openStorage(configuration)
         self.storage = storage
         let metrics = HTTPMetrics()
         let accounts = AccountService(
-            objects: storage.objects, accounts: storage.accounts, hasher: configuration.passwordHasher,
+            objects: storage.objectStore, accounts: storage.accountStore, hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
@@ -121,19 +119,19 @@ public final class Application: Sendable {
         var router = APIRouter(
             router: Router(errorResponse: boundary.response), authenticator: authenticator,
             idempotentWrites: IdempotentWrites(
-                service: IdempotencyService(store: storage.idempotencyKeys, clock: configuration.clock)))
+                service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)))
         let objects = ObjectService(
-            store: storage.objects, clock: configuration.clock, guids: configuration.guids,
+            store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
         let blobStorage = try FileBlobStorage(dataDirectory: configuration.dataDirectory)
         let blobIO = BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false)
         self.blobIO = blobIO
-        blobCollector = BlobCollector(storage: blobStorage, references: storage.objects, io: blobIO)
+        blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
         AdminRoutes(accounts: accounts).register(in: &router)
-        SystemRoutes(metrics: metrics, database: storage.database).register(in: &router.router)
+        SystemRoutes(metrics: metrics, storage: storage).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -174,6 +172,13 @@ public final class Application: Sendable {
                 responder: HTTPSRedirect(
                     httpsPort: { server.port }, errorBody: boundary.protocolResponse))
         }
+    }
+
+    /// The embedded SQLite database in the data folder.
+    private static func openStorage(_ configuration: ServerConfiguration) throws -> any Storage {
+        try SQLiteStorage(
+            directory: configuration.dataDirectory, durability: configuration.durability,
+            readLimits: configuration.readLimits)
     }
 
     private static func loadTLS(_ configuration: ServerConfiguration) throws -> TLSContext? {
@@ -242,7 +247,7 @@ public final class Application: Sendable {
     private func createIndexes(of definition: AppDefinition) async throws {
         for (collection, policy) in definition.collections where collection != "*" {
             for field in policy.indexes {
-                try await storage.objects.createIndex(collection: collection, field: field)
+                try await storage.objectStore.createIndex(collection: collection, field: field)
             }
         }
     }
@@ -287,28 +292,23 @@ public final class Application: Sendable {
         await redirectServer?.shutdown()
         await server.shutdown()
         await blobIO.stop()
-        await storage.database.close()
+        await storage.close()
     }
 }
 
 /// `/health` and `/metrics`.
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
-    let database: SQLiteDatabase
+    let storage: any Storage
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, database] _ in
+        router.on(.get, "/metrics") { [metrics, storage] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
             if !text.hasSuffix("\n") { text += "\n" }
-            text += """
-                # HELP roost_sqlite_wal_bytes Size of the SQLite write-ahead log (roost.sqlite-wal).
-                # TYPE roost_sqlite_wal_bytes gauge
-                roost_sqlite_wal_bytes \(database.walBytes)
-
-                """
+            text += storage.metrics()
             return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }

@@ -1,5 +1,6 @@
 import RoostCore
 import RoostHTTP
+import RoostStore
 
 /// Finds who a request comes from: a token in `Authorization: Bearer` or `X-Token`.
 struct Authenticator: Sendable {
@@ -59,11 +60,12 @@ struct APIRouter {
         }
     }
 
-    /// Adds a write route that honours `Idempotency-Key`.
+    /// Adds a write route that honours `Idempotency-Key`; the handler gets the key to mark as
+    /// run in its write's transaction.
     mutating func onWrite(
         _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
         admit: (@Sendable (Request, Principal?) async throws -> Void)? = nil,
-        _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
+        _ handler: @escaping @Sendable (Request, Principal?, IdempotencyMark?) async throws -> Response
     ) {
         on(method, pattern, streamingBody: streamingBody, admit: admit) {
             [idempotentWrites] request, principal in

@@ -9,7 +9,8 @@ import Synchronization
 struct BlobRoutes: Sendable {
     let service: BlobService
 
-    func upload(_ request: Request, _ principal: Principal?) async throws -> Response {
+    func upload(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws -> Response
+    {
         guard let body = request.streamedBody else {
             throw RoostError(
                 status: 411, code: "length_required",
@@ -20,7 +21,7 @@ struct BlobRoutes: Sendable {
             in: address.collection, guid: address.guid, member: address.member,
             upload: BlobUpload(path: body.path, size: body.size, digest: body.digest, prefix: body.prefix),
             contentType: request.headers["Content-Type"], ifMatch: request.headers["If-Match"],
-            caller: principal)
+            caller: principal, idempotency: key)
         return ObjectRoutes.objectResponse(object, status: 200)
     }
 
@@ -87,11 +88,12 @@ struct BlobRoutes: Sendable {
         return response
     }
 
-    func delete(_ request: Request, _ principal: Principal?) async throws -> Response {
+    func delete(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws -> Response
+    {
         let address = try BlobAddress(request)
         _ = try await service.delete(
             in: address.collection, guid: address.guid, member: address.member,
-            ifMatch: request.headers["If-Match"], caller: principal)
+            ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)
     }
 }

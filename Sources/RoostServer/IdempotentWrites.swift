@@ -15,9 +15,11 @@ struct IdempotentWrites: Sendable {
 
     func respond(
         to request: Request, principal: Principal?,
-        _ handler: @Sendable (Request, Principal?) async throws -> Response
+        _ handler: @Sendable (Request, Principal?, IdempotencyMark?) async throws -> Response
     ) async throws -> Response {
-        guard let key = request.headers[Self.header] else { return try await handler(request, principal) }
+        guard let key = request.headers[Self.header] else {
+            return try await handler(request, principal, nil)
+        }
         // A streamed body is known by its digest: two uploads differ when their bytes do.
         let decision = try await service.begin(
             key: key, caller: principal, clientAddress: request.remoteAddress,
@@ -33,9 +35,7 @@ struct IdempotentWrites: Sendable {
         case .run(let ticket):
             let response: Response
             do {
-                response = try await IdempotencyMark.$current.withValue(ticket.mark) {
-                    try await handler(request, principal)
-                }
+                response = try await handler(request, principal, ticket.mark)
             } catch {
                 let failure = ErrorBoundary.quietResponse(for: error, request: request)
                 guard failure.status < 500 else {

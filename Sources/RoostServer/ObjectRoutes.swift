@@ -10,7 +10,7 @@ struct ObjectRoutes: Sendable {
     let blobs: BlobRoutes
 
     func register(in router: inout APIRouter) {
-        router.onWrite(.post, "/ff/resources/:collection") { try await create($0, $1) }
+        router.onWrite(.post, "/ff/resources/:collection") { try await create($0, $1, $2) }
         router.on(.get, "/ff/resources/:collection") { try await list($0, $1) }
         router.on(.get, "/ff/resources/:collection/:guid") { try await read($0, $1) }
         router.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1) }
@@ -18,17 +18,21 @@ struct ObjectRoutes: Sendable {
         router.on(.get, "/ff/resources/:collection/*query") { request, principal in
             try await find(request, principal, query: request.parameters["query"]!)
         }
-        router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1) }
-        router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1) }
-        router.onWrite(.put, "/ff/resources/:collection/:guid/ffACL") { try await setACL($0, $1) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid/ffACL") { try await removeACL($0, $1) }
+        router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1, $2) }
+        router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1, $2) }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1, $2) }
+        router.onWrite(.put, "/ff/resources/:collection/:guid/ffACL") { try await setACL($0, $1, $2) }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid/ffACL") {
+            try await removeACL($0, $1, $2)
+        }
         // Any other member is a blob, whose bytes stream to disk as they arrive.
         router.onWrite(
             .put, "/ff/resources/:collection/:guid/:member", streamingBody: true,
             admit: { try await blobs.admitUpload($0, $1) }
-        ) { try await blobs.upload($0, $1) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") { try await blobs.delete($0, $1) }
+        ) { try await blobs.upload($0, $1, $2) }
+        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") {
+            try await blobs.delete($0, $1, $2)
+        }
     }
 
     /// Users are created and deleted through the account endpoints, which keep names and emails
@@ -40,10 +44,13 @@ struct ObjectRoutes: Sendable {
         }
     }
 
-    private func create(_ request: Request, _ principal: Principal?) async throws -> Response {
+    private func create(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
+        -> Response
+    {
         try Self.refuseUserCreateOrDelete(request)
         let object = try await service.create(
-            in: request.parameters["collection"]!, body: try Self.bodyObject(request), caller: principal)
+            in: request.parameters["collection"]!, body: try Self.bodyObject(request), caller: principal,
+            idempotency: key)
         var response = Self.objectResponse(object, status: 201)
         response.headers.set("Location", "/ff/resources/\(object.collection)/\(object.guid)")
         return response
@@ -72,27 +79,33 @@ struct ObjectRoutes: Sendable {
         return Self.objectResponse(object, status: 200)
     }
 
-    private func replace(_ request: Request, _ principal: Principal?) async throws -> Response {
+    private func replace(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
+        -> Response
+    {
         let object = try await service.replace(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             body: try Self.bodyObject(request),
-            ifMatch: request.headers["If-Match"], caller: principal)
+            ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Self.objectResponse(object, status: 200)
     }
 
-    private func patch(_ request: Request, _ principal: Principal?) async throws -> Response {
+    private func patch(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
+        -> Response
+    {
         let object = try await service.patch(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             patch: try Self.bodyObject(request),
-            ifMatch: request.headers["If-Match"], caller: principal)
+            ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Self.objectResponse(object, status: 200)
     }
 
-    private func delete(_ request: Request, _ principal: Principal?) async throws -> Response {
+    private func delete(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
+        -> Response
+    {
         try Self.refuseUserCreateOrDelete(request)
         try await service.delete(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            ifMatch: request.headers["If-Match"], caller: principal)
+            ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)
     }
 
@@ -110,19 +123,24 @@ struct ObjectRoutes: Sendable {
     }
 
     /// `PUT .../{guid}/ffACL` with `{readUsers, readGroups, writeUsers, writeGroups}`.
-    private func setACL(_ request: Request, _ principal: Principal?) async throws -> Response {
+    private func setACL(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
+        -> Response
+    {
         Response.json(
             200,
             try await service.setACL(
                 in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-                body: try Self.bodyObject(request), ifMatch: request.headers["If-Match"], caller: principal))
+                body: try Self.bodyObject(request), ifMatch: request.headers["If-Match"], caller: principal,
+                idempotency: key))
     }
 
     /// `DELETE .../{guid}/ffACL`: back to the collection's rules.
-    private func removeACL(_ request: Request, _ principal: Principal?) async throws -> Response {
+    private func removeACL(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
+        -> Response
+    {
         try await service.removeACL(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
-            ifMatch: request.headers["If-Match"], caller: principal)
+            ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)
     }
 

@@ -17,9 +17,9 @@ public struct RecordedResponse: Sendable, Equatable {
     }
 }
 
-/// The `Idempotency-Key` of the request whose write runs in this task, if it has one. Object
-/// writes mark the key as run inside their own transaction, so a crash between that commit and
-/// the recording of the answer cannot let the write run twice.
+/// The `Idempotency-Key` of the request a write runs for. Object writes mark the key as run
+/// inside their own transaction, so a crash between that commit and the recording of the answer
+/// cannot let the write run twice.
 public struct IdempotencyMark: Sendable, Equatable {
     public let scope: String
     public let key: String
@@ -28,8 +28,6 @@ public struct IdempotencyMark: Sendable, Equatable {
         self.scope = scope
         self.key = key
     }
-
-    @TaskLocal public static var current: IdempotencyMark?
 }
 
 /// What a reservation of a key found.

@@ -133,19 +133,22 @@ public struct StoreError: Error, Sendable, Equatable {
 /// documents) outside the store's writer, and `update` or `delete` commit only if the object is
 /// still at the version that was read. Inside the writer they run SQL only.
 public protocol ObjectStore: Sendable {
-    /// Stores a new object; throws ``StoreError/duplicate`` if its guid is taken.
-    func insert(_ object: StoredObject) async throws
+    /// Stores a new object; throws ``StoreError/duplicate`` if its guid is taken. `key`, the
+    /// request's `Idempotency-Key`, is marked as run in the same transaction.
+    func insert(_ object: StoredObject, marking key: IdempotencyMark?) async throws
 
     /// The object, or nil.
     func object(in collection: String, guid: String) async throws -> StoredObject?
 
     /// Replaces the object `next` names with `next`, if it is still at `expectedVersion`; throws
     /// ``StoreError/versionChanged`` when another write came first, ``StoreError/notFound`` when
-    /// it is gone.
-    func update(_ next: StoredObject, expectedVersion: Int64) async throws
+    /// it is gone. `key` is marked as run in the same transaction.
+    func update(_ next: StoredObject, expectedVersion: Int64, marking key: IdempotencyMark?) async throws
 
-    /// Deletes an object if it is still at `expectedVersion`; throws like ``update(_:expectedVersion:)``.
-    func delete(in collection: String, guid: String, expectedVersion: Int64) async throws
+    /// Deletes an object if it is still at `expectedVersion`; throws like
+    /// ``update(_:expectedVersion:marking:)``.
+    func delete(in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?)
+        async throws
 
     /// Marks a stored blob as about to be referenced by an upload that reuses its bytes, so that
     /// collection keeps it until the upload's write commits (claims younger than collection's
@@ -170,6 +173,21 @@ public protocol ObjectStore: Sendable {
 }
 
 extension ObjectStore {
+    /// Stores a new object for a write without an `Idempotency-Key`.
+    public func insert(_ object: StoredObject) async throws {
+        try await insert(object, marking: nil)
+    }
+
+    /// Replaces an object for a write without an `Idempotency-Key`.
+    public func update(_ next: StoredObject, expectedVersion: Int64) async throws {
+        try await update(next, expectedVersion: expectedVersion, marking: nil)
+    }
+
+    /// Deletes an object for a write without an `Idempotency-Key`.
+    public func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
+        try await delete(in: collection, guid: guid, expectedVersion: expectedVersion, marking: nil)
+    }
+
     /// The documents of these objects that exist, by guid.
     public func objects(in collection: String, guids: [String]) async throws -> [String: [UInt8]] {
         try await objects(in: collection, guids: guids, restriction: nil)

@@ -2,7 +2,7 @@ import Foundation
 import RoostQuery
 
 /// ``ObjectStore`` on an embedded SQLite database in the data folder.
-public final class SQLiteObjectStore: ObjectStore {
+public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenceStore {
     public let database: SQLiteDatabase
 
     static let migrations = [
@@ -78,8 +78,7 @@ public final class SQLiteObjectStore: ObjectStore {
             version: row.integer(7), acl: row.isNull(8) ? nil : row.bytes(8))
     }
 
-    public func insert(_ object: StoredObject) async throws {
-        let mark = IdempotencyMark.current
+    public func insert(_ object: StoredObject, marking mark: IdempotencyMark?) async throws {
         let derived = DerivedRows(of: object)
         try await database.write { connection in
             try Self.insert(object, derived: derived, on: connection)
@@ -139,8 +138,9 @@ public final class SQLiteObjectStore: ObjectStore {
             "SELECT \(raw: columns) FROM objects WHERE collection = \(collection) AND guid = \(guid)", object)
     }
 
-    public func update(_ next: StoredObject, expectedVersion: Int64) async throws {
-        let mark = IdempotencyMark.current
+    public func update(_ next: StoredObject, expectedVersion: Int64, marking mark: IdempotencyMark?)
+        async throws
+    {
         let derived = DerivedRows(of: next)
         try await database.write { connection in
             let changed = try connection.run(
@@ -155,8 +155,9 @@ public final class SQLiteObjectStore: ObjectStore {
         }
     }
 
-    public func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
-        let mark = IdempotencyMark.current
+    public func delete(
+        in collection: String, guid: String, expectedVersion: Int64, marking mark: IdempotencyMark?
+    ) async throws {
         try await database.write { connection in
             let changed = try connection.run(
                 """
@@ -333,19 +334,6 @@ public final class SQLiteObjectStore: ObjectStore {
 
 /// Expression indexes on JSON fields, so that equality and range queries on them seek instead of scan.
 extension SQLiteObjectStore {
-    /// An index Roost made on one field of one collection.
-    public struct FieldIndex: Sendable, Equatable {
-        public let name: String
-        public let collection: String
-        public let field: String
-
-        public init(name: String, collection: String, field: String) {
-            self.name = name
-            self.collection = collection
-            self.field = field
-        }
-    }
-
     /// Creates the index if it does not exist; the name is derived from collection and field.
     @discardableResult
     public func createIndex(collection: String, field: FieldPath) async throws -> FieldIndex {
@@ -373,7 +361,7 @@ extension SQLiteObjectStore {
     }
 
     /// The field indexes, by name.
-    public func fieldIndexes() throws -> [FieldIndex] {
+    public func fieldIndexes() async throws -> [FieldIndex] {
         try database.read { connection in
             try connection.query(
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'field:%' ORDER BY name"
@@ -388,6 +376,6 @@ extension SQLiteObjectStore {
     }
 
     static func fieldIndex(collection: String, field: FieldPath) -> FieldIndex {
-        FieldIndex(name: "field:\(collection):\(field)", collection: collection, field: field.description)
+        FieldIndex(collection: collection, field: field)
     }
 }

@@ -1,11 +1,28 @@
 import Foundation
 
 /// Every store on one SQLite database in the data folder.
-public final class SQLiteStorage: Sendable {
+public final class SQLiteStorage: Storage {
     public let database: SQLiteDatabase
     public let objects: SQLiteObjectStore
     public let accounts: SQLiteAccountStore
     public let idempotencyKeys: SQLiteIdempotencyStore
+
+    public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
+    public var accountStore: any AccountStore { accounts }
+    public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
+
+    public func metrics() -> String {
+        """
+        # HELP roost_sqlite_wal_bytes Size of the SQLite write-ahead log (roost.sqlite-wal).
+        # TYPE roost_sqlite_wal_bytes gauge
+        roost_sqlite_wal_bytes \(database.walBytes)
+
+        """
+    }
+
+    public func close() async {
+        await database.close()
+    }
 
     /// The whole schema, in order.
     public static let migrations =
@@ -72,7 +89,7 @@ public final class SQLiteStorage: Sendable {
                 code: 14, message: "cannot open the database: \(String(cString: strerror(code)))",
                 systemErrno: code)
         }
-        close(descriptor)
+        Glibc.close(descriptor)
         for file in [path, path + "-wal", path + "-shm"] {
             var status = stat()
             if stat(file, &status) == 0, status.st_mode & 0o077 != 0 {

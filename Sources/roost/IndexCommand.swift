@@ -61,7 +61,7 @@ func index(_ arguments: [String]) async -> Int32 {
         let store = try SQLiteStorage(directory: dataDirectory).objects
         switch (action, names.count) {
         case ("list", 0):
-            let indexes = try store.fieldIndexes()
+            let indexes = try await store.fieldIndexes()
             if indexes.isEmpty { say("no field indexes") }
             for index in indexes { say("\(index.collection)\t\(index.field)") }
         case ("create", 2), ("drop", 2):

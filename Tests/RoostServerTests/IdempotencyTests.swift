@@ -209,11 +209,11 @@ import Testing
                 scope: "anonymous@127.0.0.1", key: "lost-answer",
                 fingerprint: IdempotencyService.fingerprint(method: "PATCH", target: path, body: body),
                 now: clock.nowMilliseconds(), expiredBefore: 0, abandonedBefore: 0) == .reserved)
-        _ = try await IdempotencyMark.$current.withValue(IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer")) {
-            var next = try #require(try await objects.object(in: "Note", guid: guid))
-            next.version += 1
-            try await objects.update(next, expectedVersion: next.version - 1)
-        }
+        var next = try #require(try await objects.object(in: "Note", guid: guid))
+        next.version += 1
+        try await objects.update(
+            next, expectedVersion: next.version - 1,
+            marking: IdempotencyMark(scope: "anonymous@127.0.0.1", key: "lost-answer"))
         let headers = [("Idempotency-Key", "lost-answer")]
         let running = try await server.client.send("PATCH", path, json: #"{"n":2}"#, headers: headers)
         #expect(running.json["code"] as? String == "idempotency_key_in_use")

@@ -101,7 +101,7 @@ import Testing
         var router = Router(errorResponse: boundary.response)
         // Through IdempotentWrites too, which renders errors itself: still one line.
         router.on(.post, "/boom/:secret") { request in
-            try await writes.respond(to: request, principal: nil) { _, _ in throw Boom() }
+            try await writes.respond(to: request, principal: nil) { _, _, _ in throw Boom() }
         }
         let front = FrontDoor(
             router: router, requestIDs: ids,

@@ -34,18 +34,22 @@ final class RacingStore: ObjectStore {
         try await base.update(current, expectedVersion: current.version - 1)
     }
 
-    func update(_ next: StoredObject, expectedVersion: Int64) async throws {
+    func update(_ next: StoredObject, expectedVersion: Int64, marking key: IdempotencyMark?) async throws {
         try await compete(next.collection, next.guid)
-        try await base.update(next, expectedVersion: expectedVersion)
+        try await base.update(next, expectedVersion: expectedVersion, marking: key)
     }
 
-    func insert(_ object: StoredObject) async throws { try await base.insert(object) }
+    func insert(_ object: StoredObject, marking key: IdempotencyMark?) async throws {
+        try await base.insert(object, marking: key)
+    }
     func object(in collection: String, guid: String) async throws -> StoredObject? {
         try await base.object(in: collection, guid: guid)
     }
-    func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
+    func delete(in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?)
+        async throws
+    {
         try await compete(collection, guid)
-        try await base.delete(in: collection, guid: guid, expectedVersion: expectedVersion)
+        try await base.delete(in: collection, guid: guid, expectedVersion: expectedVersion, marking: key)
     }
     func claimBlob(_ sha256: String, at now: Int64) async throws { try await base.claimBlob(sha256, at: now) }
     func objects(in collection: String, guids: [String], restriction: QueryExpression?) async throws

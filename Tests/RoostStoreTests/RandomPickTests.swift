@@ -67,7 +67,7 @@ struct RandomPickTests {
     func indexUse() async throws {
         let store = try SQLiteObjectStore(directory: temporaryDirectory())
         let index = try await store.createIndex(collection: "Post", field: FieldPath("gender")!)
-        #expect(try store.fieldIndexes() == [index])
+        #expect(try await store.fieldIndexes() == [index])
         let condition = try SQLiteObjectStore.condition(
             "Post", .comparison(FieldPath("gender")!, .eq, .string("male")))
         let plan = try store.database.read { connection in
@@ -85,7 +85,7 @@ struct RandomPickTests {
         }
         #expect(rangePlan.joined().contains("USING INDEX field:Post:gender"), "\(rangePlan)")
         #expect(try await store.dropIndex(collection: "Post", field: FieldPath("gender")!))
-        #expect(try store.fieldIndexes().isEmpty)
+        #expect(try await store.fieldIndexes().isEmpty)
     }
 }
 

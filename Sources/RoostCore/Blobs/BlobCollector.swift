@@ -22,11 +22,11 @@ public struct BlobCollector: Sendable {
     }
 
     let storage: any BlobStorage
-    let references: SQLiteObjectStore
+    let references: any BlobReferenceStore
     /// Walking the blob folders blocks; it runs here, not on Swift's cooperative threads.
     let io: BackgroundWorkers
 
-    public init(storage: any BlobStorage, references: SQLiteObjectStore, io: BackgroundWorkers) {
+    public init(storage: any BlobStorage, references: any BlobReferenceStore, io: BackgroundWorkers) {
         self.storage = storage
         self.references = references
         self.io = io

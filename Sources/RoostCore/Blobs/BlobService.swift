@@ -44,7 +44,7 @@ public struct BlobService: Sendable {
     /// describes the blob. The temporary file is moved in or removed, whatever happens.
     public func put(
         in collection: String, guid: String, member: String, upload: BlobUpload, contentType: String?,
-        ifMatch: String?, caller: Principal?
+        ifMatch: String?, caller: Principal?, idempotency: IdempotencyMark? = nil
     ) async throws -> StoredObject {
         do {
             try Self.validate(member: member)
@@ -63,6 +63,7 @@ public struct BlobService: Sendable {
                 url: "/ff/resources/\(collection)/\(guid)/\(member)")
             return try await objects.modify(
                 collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller,
+                idempotency: idempotency,
                 { fields, _ in
                     var fields = fields
                     fields[member] = descriptor.json
@@ -120,12 +121,12 @@ public struct BlobService: Sendable {
 
     /// Removes the member; the bytes go at the next `roost blobs gc` if nothing else refers to them.
     public func delete(
-        in collection: String, guid: String, member: String, ifMatch: String?, caller: Principal?
-    )
-        async throws -> StoredObject
-    {
+        in collection: String, guid: String, member: String, ifMatch: String?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil
+    ) async throws -> StoredObject {
         try await objects.modify(
-            collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller
+            collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller,
+            idempotency: idempotency
         ) {
             fields, _ in
             guard BlobDescriptor.isDescriptor(fields[member]) else {

@@ -16,21 +16,25 @@ extension ObjectService {
 
     /// Sets the object's access list; needs update access (under the list in force, if any).
     public func setACL(
-        in collection: String, guid: String, body: JSONObject, ifMatch: String?, caller: Principal?
+        in collection: String, guid: String, body: JSONObject, ifMatch: String?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil
     ) async throws -> [UInt8] {
         let acl = try Self.normalizedACL(body)
         let object = try await modify(
             collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller,
+            idempotency: idempotency,
             { fields, _ in fields }, changingACL: { _ in acl })
         return object.acl ?? acl
     }
 
     /// Removes the access list, so the collection's rules apply again.
-    public func removeACL(in collection: String, guid: String, ifMatch: String?, caller: Principal?)
-        async throws
-    {
+    public func removeACL(
+        in collection: String, guid: String, ifMatch: String?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil
+    ) async throws {
         _ = try await modify(
             collection: collection, guid: guid, ifMatch: ifMatch, body: nil, caller: caller,
+            idempotency: idempotency,
             { fields, _ in fields }, changingACL: { _ in nil })
     }
 

@@ -41,9 +41,10 @@ public struct ObjectService: Sendable {
 
     /// Creates an object. The body may name its own `guid` (so a client can retry a create without
     /// making a duplicate); other metadata fields are refused. `createdBy` is always the caller.
-    public func create(in collection: String, body: JSONObject, caller: Principal?) async throws
-        -> StoredObject
-    {
+    /// `idempotency`, the request's key, is marked as run in the write's own transaction.
+    public func create(
+        in collection: String, body: JSONObject, caller: Principal?, idempotency: IdempotencyMark? = nil
+    ) async throws -> StoredObject {
         try Self.validate(collection: collection)
         var fields = body
         var guid = guids.makeGuid()
@@ -66,7 +67,7 @@ public struct ObjectService: Sendable {
             updatedAt: now, version: 1)
         try access(caller).checkCreate(object, body: body)
         do {
-            try await store.insert(object)
+            try await store.insert(object, marking: idempotency)
         } catch StoreError.duplicate {
             if collection == AppDefinition.groupCollection,
                 try await store.object(in: collection, guid: guid) == nil
@@ -104,9 +105,13 @@ public struct ObjectService: Sendable {
 
     /// Replaces every field of an object (`PUT`); metadata may be echoed unchanged.
     public func replace(
-        in collection: String, guid: String, body: JSONObject, ifMatch: String?, caller: Principal?
+        in collection: String, guid: String, body: JSONObject, ifMatch: String?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil
     ) async throws -> StoredObject {
-        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, body: body, caller: caller) {
+        try await modify(
+            collection: collection, guid: guid, ifMatch: ifMatch, body: body, caller: caller,
+            idempotency: idempotency
+        ) {
             current, metadata in
             var fields = body
             try Self.removeEchoedMetadata(from: &fields, current: metadata)
@@ -117,9 +122,13 @@ public struct ObjectService: Sendable {
 
     /// Applies an RFC 7396 merge patch (`PATCH`).
     public func patch(
-        in collection: String, guid: String, patch: JSONObject, ifMatch: String?, caller: Principal?
+        in collection: String, guid: String, patch: JSONObject, ifMatch: String?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil
     ) async throws -> StoredObject {
-        try await modify(collection: collection, guid: guid, ifMatch: ifMatch, body: patch, caller: caller) {
+        try await modify(
+            collection: collection, guid: guid, ifMatch: ifMatch, body: patch, caller: caller,
+            idempotency: idempotency
+        ) {
             current, metadata in
             var patch = patch
             try Self.removeEchoedMetadata(from: &patch, current: metadata)
@@ -129,8 +138,10 @@ public struct ObjectService: Sendable {
     }
 
     /// Deletes an object, honouring `If-Match` and the delete rule.
-    public func delete(in collection: String, guid: String, ifMatch: String?, caller: Principal?) async throws
-    {
+    public func delete(
+        in collection: String, guid: String, ifMatch: String?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil
+    ) async throws {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
         let access = access(caller)
@@ -138,7 +149,8 @@ public struct ObjectService: Sendable {
             let current = try await current(in: collection, guid: guid)
             try access.checkWrite(.delete, current, body: nil)
             try Self.check(ifMatch: ifMatch, version: current.version)
-            try await store.delete(in: collection, guid: guid, expectedVersion: current.version)
+            try await store.delete(
+                in: collection, guid: guid, expectedVersion: current.version, marking: idempotency)
         }
     }
 
@@ -151,6 +163,7 @@ public struct ObjectService: Sendable {
     /// replaced). `beforeWriting` runs once, after the first checks pass and before the first write.
     func modify(
         collection: String, guid: String, ifMatch: String?, body: JSONObject?, caller: Principal?,
+        idempotency: IdempotencyMark? = nil,
         _ makeFields: @escaping @Sendable (JSONObject, JSONObject) throws -> JSONObject,
         changingACL newACL: (@Sendable (StoredObject) throws -> [UInt8]?)? = nil,
         beforeWriting: (@Sendable () async throws -> Void)? = nil
@@ -180,7 +193,7 @@ public struct ObjectService: Sendable {
                 try await beforeWriting()
                 prepared = true
             }
-            try await store.update(object, expectedVersion: current.version)
+            try await store.update(object, expectedVersion: current.version, marking: idempotency)
             return object
         }
         object.document = try access.visibleDocument(object.document, in: collection)
