@@ -117,13 +117,11 @@ extension PostgresObjectStore {
 
 /// Expression indexes on JSON fields, named as SQLite's (`field:collection:path`).
 extension PostgresObjectStore {
-    public typealias FieldIndex = SQLiteObjectStore.FieldIndex
-
     /// Creates the index if it does not exist. It serves equality on the field (and `eq null`);
     /// the name is derived from collection and field.
     @discardableResult
     public func createIndex(collection: String, field: FieldPath) async throws -> FieldIndex {
-        let index = Self.fieldIndex(collection: collection, field: field)
+        let index = FieldIndex(collection: collection, field: field)
         let physical = Self.physicalName(index.name)
         // Both names are validated identifiers, so writing them into the DDL is safe.
         let ddl = """
@@ -145,7 +143,7 @@ extension PostgresObjectStore {
 
     /// Drops the index of a field; false if there was none.
     public func dropIndex(collection: String, field: FieldPath) async throws -> Bool {
-        let index = Self.fieldIndex(collection: collection, field: field)
+        let index = FieldIndex(collection: collection, field: field)
         let physical = Self.physicalName(index.name)
         return try await database.write { connection in
             let existed = try connection.run("DELETE FROM field_indexes WHERE name = \(index.name)") > 0
@@ -161,10 +159,6 @@ extension PostgresObjectStore {
                 FieldIndex(name: row.text(0) ?? "", collection: row.text(1) ?? "", field: row.text(2) ?? "")
             }
         }
-    }
-
-    static func fieldIndex(collection: String, field: FieldPath) -> FieldIndex {
-        FieldIndex(name: "field:\(collection):\(field)", collection: collection, field: field.description)
     }
 
     /// PostgreSQL keeps 63 bytes of a name: a longer one becomes `field:#` and a 64-bit FNV-1a hash.

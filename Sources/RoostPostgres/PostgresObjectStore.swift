@@ -6,7 +6,7 @@ import RoostStore
 ///
 /// Writes run in READ COMMITTED transactions guarded by the object's version, so concurrent
 /// instances never overwrite each other's changes; a page and its total share one snapshot.
-public final class PostgresObjectStore: ObjectStore {
+public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobReferenceStore {
     public let database: PostgresDatabase
 
     public init(database: PostgresDatabase) {
@@ -21,10 +21,6 @@ public final class PostgresObjectStore: ObjectStore {
             collection: row.text(0) ?? "", guid: row.text(1) ?? "", document: row.bytes(2),
             createdBy: row.text(3), createdAt: row.integer(4), updatedBy: row.text(5),
             updatedAt: row.integer(6), version: row.integer(7), acl: row.isNull(8) ? nil : row.bytes(8))
-    }
-
-    public func insert(_ object: StoredObject) async throws {
-        try await insert(object, marking: IdempotencyMark.current)
     }
 
     /// Stores a new object and marks the request's idempotency key as run, in one transaction.
@@ -89,10 +85,6 @@ public final class PostgresObjectStore: ObjectStore {
     /// Guids per statement in ``objects(in:guids:restriction:)``.
     static let chunk = 500
 
-    public func update(_ next: StoredObject, expectedVersion: Int64) async throws {
-        try await update(next, expectedVersion: expectedVersion, marking: IdempotencyMark.current)
-    }
-
     public func update(_ next: StoredObject, expectedVersion: Int64, marking key: IdempotencyMark?) async throws {
         let derived = DerivedRows(of: next)
         try await database.write { connection in
@@ -106,10 +98,6 @@ public final class PostgresObjectStore: ObjectStore {
             try PostgresIdempotencyStore.markRun(key, on: connection)
             try Self.writeDerived(derived, collection: next.collection, guid: next.guid, replacing: true, on: connection)
         }
-    }
-
-    public func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
-        try await delete(in: collection, guid: guid, expectedVersion: expectedVersion, marking: IdempotencyMark.current)
     }
 
     public func delete(in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?)
