@@ -71,8 +71,9 @@ extension PostgresObjectStore {
     /// Functions the queries use to read JSON as SQLite does.
     ///
     /// `roost_jsonb`: the document as jsonb. jsonb refuses `\\u0000`, and turns an exponent of
-    /// thousands into as many digits; such rare documents are read with `\\u0000` as U+FFFD and
-    /// exponents of 400 and more as 400 (beyond a double's range either way, as SQLite reads them).
+    /// thousands into as many digits; in such rare documents a string value ends at its first
+    /// `\\u0000` (as SQLite reads it), a key has U+FFFD for it, and exponents of 400 and more are
+    /// read as 400 (beyond a double's range either way, as SQLite reads them).
     /// `roost_is_integer`: whether SQLite reads the number as a 64-bit integer.
     /// `roost_float8`: the double SQLite reads, infinity and zero beyond the range, not an error.
     static let schemaFunctions = #"""
@@ -80,18 +81,30 @@ extension PostgresObjectStore {
         LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $roost$
         DECLARE
             token text;
+            colon text;
+            other text;
             result text := '';
         BEGIN
             IF strpos(document, '\u0000') = 0
                 AND document !~ '[eE][+-]?0*([4-9][0-9]{2}|[1-9][0-9]{3})' THEN
                 RETURN document::jsonb;
             END IF;
-            FOR token IN SELECT m[1] FROM regexp_matches(document, '("(?:[^"\\]|\\.)*"|[^"]+)', 'g') AS m LOOP
-                IF left(token, 1) = '"' THEN
-                    result := result || replace(replace(token, '\\', '\u005c'), '\u0000', '\ufffd');
-                ELSE
+            FOR token, colon, other IN
+                SELECT m[1], m[2], m[3] FROM regexp_matches(document, '("(?:[^"\\]|\\.)*")(\s*:)?|([^"]+)', 'g') AS m
+            LOOP
+                IF token IS NULL THEN
                     result := result || regexp_replace(
-                        token, '([eE][+-]?)0*([4-9][0-9]{2}|[1-9][0-9]{3,})', '\1400', 'g');
+                        other, '([eE][+-]?)0*([4-9][0-9]{2}|[1-9][0-9]{3,})', '\1400', 'g');
+                ELSE
+                    -- After this, every \u0000 left is one (an escaped backslash is \u005c).
+                    token := replace(token, '\\', '\u005c');
+                    IF colon IS NULL THEN
+                        -- SQLite reads a string value up to its first U+0000.
+                        token := regexp_replace(token, '\\u0000.*$', '"');
+                    ELSE
+                        token := replace(token, '\u0000', '\ufffd');
+                    END IF;
+                    result := result || token || coalesce(colon, '');
                 END IF;
             END LOOP;
             RETURN result::jsonb;

@@ -228,7 +228,8 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
 
     /// The ORDER BY terms of one sort key, in the order SQLite's `json_extract` values sort:
     /// missing and null first, then numbers and booleans (as 0 and 1) by value, then strings,
-    /// arrays and objects by their text in byte order. Metadata sorts on its column.
+    /// arrays and objects by their text in byte order. Numbers order by the double SQLite reads,
+    /// then, for integers of equal doubles, exactly. Metadata sorts on its column.
     static func sortExpressions(_ field: FieldPath, descending: Bool) -> [SQL] {
         let direction = descending ? " DESC NULLS LAST" : " ASC NULLS FIRST"
         let columns = [
@@ -238,10 +239,17 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
         if field.components.count == 1, let column = columns[field.components[0]] {
             return [SQL(stringLiteral: column + direction)]
         }
-        let value = PostgresQueryCompiler.source(field)
+        let value = "(doc #> \(PostgresQueryCompiler.jsonPath(field)))"
         let keys = [
             "(CASE jsonb_typeof(\(value)) WHEN 'number' THEN 1 WHEN 'boolean' THEN 1 WHEN 'string' THEN 2 WHEN 'array' THEN 2 WHEN 'object' THEN 2 ELSE 0 END)",
-            "(CASE jsonb_typeof(\(value)) WHEN 'number' THEN \(value)::numeric WHEN 'boolean' THEN (CASE WHEN \(value) = 'true'::jsonb THEN 1 ELSE 0 END) END)",
+            "(CASE jsonb_typeof(\(value)) WHEN 'number' THEN roost_float8(\(value)) WHEN 'boolean' THEN (CASE WHEN \(value) = 'true'::jsonb THEN 1 ELSE 0 END) END)",
+            // Ties of the double broken exactly, as SQLite compares integers (booleans are 0 and 1).
+            """
+            (CASE WHEN jsonb_typeof(\(value)) = 'boolean' THEN (CASE WHEN \(value) = 'true'::jsonb THEN 1 ELSE 0 END) \
+            WHEN roost_is_integer(\(value)) THEN \(value)::numeric \
+            WHEN roost_float8(\(value)) = trunc(roost_float8(\(value))) AND abs(roost_float8(\(value))) < 9.2e18 \
+            THEN roost_float8(\(value))::int8::numeric END)
+            """,
             "(CASE jsonb_typeof(\(value)) WHEN 'string' THEN \(value) #>> '{}' WHEN 'array' THEN \(value)::text WHEN 'object' THEN \(value)::text END) COLLATE \"C\"",
         ]
         return keys.map { SQL(stringLiteral: $0 + direction) }

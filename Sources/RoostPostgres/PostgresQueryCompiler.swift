@@ -9,8 +9,9 @@ import RoostStore
 /// literal is a bound parameter, and paths (validated identifiers) are written inline as `'{a,b}'`
 /// so that expression indexes on them apply. Semantics, as SQLite's:
 /// - a comparison with a missing field or a value of another JSON type is false; `eq null`
-///   matches a missing field or null; `ne` is `not eq`. A leaf may be NULL for a missing field:
-///   `NOT` is compiled as `IS NOT TRUE`, so NULL acts as false everywhere.
+///   matches a missing field or null; `ne` is `not eq`. Leaves on JSON values are never NULL
+///   (`v IS NOT NULL AND …`); those on the nullable metadata columns (`createdBy`, `updatedBy`,
+///   `ffACL`) are NULL where SQLite's are, so `not` excludes the same objects as in SQLite.
 /// - strings compare by bytes (`COLLATE "C"`); numbers as SQLite holds them: an integer literal
 ///   within 64 bits exactly, any other as the double it rounds to (``PostgresSchemaFunctions``).
 enum PostgresQueryCompiler {
@@ -39,10 +40,10 @@ enum PostgresQueryCompiler {
                 + SQL.joined(try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " OR ")
                 + ")"
         case .not(let inner):
-            return "(" + (try condition(inner)) + " IS NOT TRUE)"
+            return "(NOT " + (try condition(inner)) + ")"
         case .comparison(let path, let comparison, let literal):
             if comparison == .ne {
-                return "(" + (try condition(.comparison(path, .eq, literal))) + " IS NOT TRUE)"
+                return "(NOT " + (try condition(.comparison(path, .eq, literal))) + ")"
             }
             return try throughReferences(path, references) { (field) throws(QueryError) in
                 try self.comparison(field, comparison, literal)
@@ -54,7 +55,7 @@ enum PostgresQueryCompiler {
             let translated = try PostgresRegex.translate(pattern)
             return try throughReferences(path, references) { field in
                 let value = source(field)
-                return "(jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" ~ \(translated))"
+                return "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" ~ \(translated))"
             }
         case .contains(let path, let mode, let words):
             return try throughReferences(path, references) { field in contains(field, mode, words) }
@@ -171,15 +172,15 @@ enum PostgresQueryCompiler {
         case .null:
             return "(\(raw: value) IS NULL OR \(raw: value) = 'null'::jsonb)"
         case .bool(let flag):
-            return "(\(raw: value) = '\(raw: flag ? "true" : "false")'::jsonb)"
+            return "(\(raw: value) IS NOT NULL AND \(raw: value) = '\(raw: flag ? "true" : "false")'::jsonb)"
         case .string(let text):
-            if comparison == .eq { return "(\(raw: value) = to_jsonb(\(text)::text))" }
+            if comparison == .eq { return "(\(raw: value) IS NOT NULL AND \(raw: value) = to_jsonb(\(text)::text))" }
             return
-                "(jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" \(raw: symbol) \(text))"
+                "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" \(raw: symbol) \(text))"
         case .number(let number):
             // An integer as an integer, else as the double SQLite would read, both sides.
             return """
-                (CASE WHEN roost_is_integer(\(raw: value)) THEN \(raw: value)::numeric \(raw: symbol) \(exactDecimal(number))::numeric \
+                (\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'number' AND CASE WHEN roost_is_integer(\(raw: value)) THEN \(raw: value)::numeric \(raw: symbol) \(exactDecimal(number))::numeric \
                 ELSE roost_float8(\(raw: value)) \(raw: symbol) \(doubleValue(number)) END)
                 """
         }
