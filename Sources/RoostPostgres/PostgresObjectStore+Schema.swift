@@ -75,6 +75,8 @@ extension PostgresObjectStore {
     /// `\\u0000` (as SQLite reads it), a key has U+FFFD for it, and exponents of 400 and more are
     /// read as 400 (beyond a double's range either way, as SQLite reads them).
     /// `roost_is_integer`: whether SQLite reads the number as a 64-bit integer.
+    /// `roost_regex`: the collation regular expressions run under: ICU's root locale where the
+    /// server has ICU (Unicode classes and case folding, as NSRegularExpression's ICU), else "C".
     /// `roost_float8`: the double SQLite reads, infinity and zero beyond the range, not an error.
     static let schemaFunctions = #"""
         CREATE FUNCTION roost_jsonb(document text) RETURNS jsonb
@@ -110,6 +112,13 @@ extension PostgresObjectStore {
             RETURN result::jsonb;
         END
         $roost$;
+        DO $roost$ BEGIN
+            IF EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i') THEN
+                CREATE COLLATION roost_regex (provider = icu, locale = 'und');
+            ELSE
+                CREATE COLLATION roost_regex FROM "C";
+            END IF;
+        END $roost$;
         CREATE FUNCTION roost_is_integer(value jsonb) RETURNS boolean
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $roost$
             SELECT jsonb_typeof(value) = 'number' AND scale(value::numeric) = 0

@@ -55,7 +55,7 @@ enum PostgresQueryCompiler {
             let translated = try PostgresRegex.translate(pattern)
             return try throughReferences(path, references) { field in
                 let value = source(field)
-                return "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" ~ \(translated))"
+                return "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE roost_regex ~ \(translated))"
             }
         case .contains(let path, let mode, let words):
             return try throughReferences(path, references) { field in contains(field, mode, words) }

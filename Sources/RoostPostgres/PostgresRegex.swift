@@ -7,8 +7,9 @@ import RoostQuery
 /// `$` also matches before a final one; `\b` is `\y` in PostgreSQL; `\z` is `\Z`. What PostgreSQL
 /// cannot express (Unicode properties, possessive and atomic groups, named groups, flags after the
 /// start, nested sets, counts above 255) is refused with a clear error instead of answering
-/// differently. Character classes (`\d`, `\w`, `\s`, `[[:alpha:]]`) and case folding under
-/// `(?i)` are PostgreSQL's under `COLLATE "C"`: ASCII, where ICU's are Unicode.
+/// differently. Character classes (`\d`, `\w`, `\s`) and case folding under `(?i)` are
+/// PostgreSQL's under the `roost_regex` collation: ICU's Unicode properties where the server has
+/// ICU (as Debian's does), ASCII only where it has not.
 enum PostgresRegex {
     /// PostgreSQL's limit on `{n,m}` counts (RE_DUP_MAX).
     static let maximumRepeatCount = 255

@@ -1,3 +1,4 @@
+import Foundation
 import RoostQuery
 import RoostStore
 
@@ -5,6 +6,11 @@ import RoostStore
 /// arrays, nulls, booleans and missing fields, compared with every operator.
 enum DifferentialCorpus {
     static let rounds = 1500
+    /// The seed of documents and queries; `ROOST_DIFFERENTIAL_SEED` (hex) explores others.
+    static let seed = ProcessInfo.processInfo.environment["ROOST_DIFFERENTIAL_SEED"].flatMap {
+        UInt64($0, radix: 16)
+    } ?? 0
+
 
     /// JSON values as written in documents.
     static let values: [String] = [
@@ -12,7 +18,7 @@ enum DifferentialCorpus {
         "1e400", "-1e400", "1e-400", "9007199254740993", "9007199254740992", "12345678901234567890",
         "1.00000000000000001", "true", "false", "null", #""""#, #""a""#, #""B""#, #""b""#, #""é""#, #""e\u0301""#,
         #""\u00e9t\u00e9""#, #""🐦""#, #""Z""#, #""abc""#, #""a b c""#, #""red blue""#, #""O'Brien""#, #""10""#,
-        #""1""#, #""true""#, #""line\nbreak""#, #""tab\tand \"quote\"""#, #""{""#, #""[1]""#, #""a\u0000b""#,
+        #""1""#, #""true""#, #""line\nbreak""#, #""break\n""#, #""AAa\n""#, #""tab\tand \"quote\"""#, #""{""#, #""[1]""#, #""a\u0000b""#,
         "[]", #"["red","green"]"#, #"["blue",1,true,null,["red"]]"#, #"["red","red","blue"]"#, #"{"x":1}"#,
         #"{"y":"a"}"#, "[1,2]", #"["10","a b"]"#,
     ]
@@ -27,7 +33,8 @@ enum DifferentialCorpus {
     ]
     static let patterns = [
         "^a", "b$", "\\d", ".", "^$", "[a-c]", "é", "(?i)^a", "a|B", "^.{3}$", "\\bred\\b", "[^a]", "o''B",
-        "^[0-9]+$", "\\s", "x*", "(ab)+",
+        "^[0-9]+$", "\\s", "x*", "(ab)+", "k$", "^line.break$", "(?s)^line.break$", "\\Aline", "e\\z",
+        "a\\Z", "\\x41|\\u00e9", "[\\d]", "(?=a)a", "(?<!a)b", "a{2,3}", "(?i)É", "\\.", "\\w+ \\w+",
     ]
     static let fields = [
         "n", "s", "b", "tags", "obj.x", "obj.x.y", "ref.name", "ref.n", "missing", "guid", "createdAt", "version",
@@ -39,13 +46,13 @@ enum DifferentialCorpus {
 
     /// 90 objects in `Thing` and a few in `Other` they refer to.
     static func objects() -> [StoredObject] {
-        var generator = SeededGenerator(seed: 0xD0C5)
+        var generator = SeededGenerator(seed: seed ^ 0xD0C5)
         var objects: [StoredObject] = []
         for index in 0..<5 {
             let name = ["alice", "Bob", "é", "", "zed"][index]
             objects.append(
                 object(
-                    "Other", "o\(index)", createdAt: Int64(index),
+                    "Other", "o\(index)", createdAt: Int64(index), createdBy: index % 2 == 0 ? "u1" : nil,
                     document: #"{"guid":"o\#(index)","name":"\#(name)","n":\#(values[index * 3])}"#))
         }
         for index in 0..<90 {
