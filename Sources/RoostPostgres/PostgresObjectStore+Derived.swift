@@ -74,15 +74,17 @@ extension PostgresObjectStore {
     }
 
     /// Removes those of these blobs that are still unused: no object refers to them, no upload
-    /// claimed them after `cutoff`, and their file has not changed since. Each digest's lock keeps
-    /// a write that would refer to it from committing in between. Returns the removed.
+    /// claimed them after `cutoff`, and their file has not changed since. Each digest is checked
+    /// and removed in a transaction of its own under its exclusive lock, so a write that would
+    /// refer to it (holding the shared lock) cannot commit in between, and no two locks are ever
+    /// held together (no deadlock with writes). Returns the removed.
     public func removeUnusedBlobs(_ digests: [String], unusedSince cutoff: Date, from storage: any BlobStorage)
         async throws -> Set<String>
     {
         let claimedAfter = Self.milliseconds(cutoff)
-        return try await database.write { connection in
-            var removed: Set<String> = []
-            for sha256 in digests {
+        var removed: Set<String> = []
+        for sha256 in digests {
+            let gone = try await database.write { connection in
                 try Self.lock(shared: false, Self.blobLock, sha256, on: connection)
                 let used =
                     try connection.first(
@@ -91,12 +93,13 @@ extension PostgresObjectStore {
                         UNION ALL SELECT 1 FROM blob_claims WHERE sha256 = \(sha256) AND claimed_at > \(claimedAfter)
                         LIMIT 1
                         """, { _ in true }) ?? false
-                guard !used, let modified = try storage.modified(sha256), modified <= cutoff else { continue }
+                guard !used, let modified = try storage.modified(sha256), modified <= cutoff else { return false }
                 try storage.remove(sha256)
-                removed.insert(sha256)
+                return true
             }
-            return removed
+            if gone { removed.insert(sha256) }
         }
+        return removed
     }
 
     /// Forgets claims made before `cutoff`: their uploads have committed or died by now.

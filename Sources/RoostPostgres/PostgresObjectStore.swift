@@ -78,8 +78,9 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
             return result
         }
         // Several chunks read one snapshot, as SQLite's transaction does.
-        return guids.count > Self.chunk
-            ? try await database.snapshotRead(read) : try await database.read(read)
+        return try await Self.refusingBadPatterns {
+            guids.count > Self.chunk ? try await database.snapshotRead(read) : try await database.read(read)
+        }
     }
 
     /// Guids per statement in ``objects(in:guids:restriction:)``.
@@ -137,16 +138,20 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
             ORDER BY \(SQL.joined(order, separator: ", ")) LIMIT \(request.count) OFFSET \(request.start)
             """
         guard request.includeTotal else {
-            return try await database.read { connection in
-                ListPage(documents: try connection.query(sql) { $0.bytes(0) }, total: nil)
+            return try await Self.refusingBadPatterns {
+                try await database.read { connection in
+                    ListPage(documents: try connection.query(sql) { $0.bytes(0) }, total: nil)
+                }
             }
         }
-        return try await database.snapshotRead { connection in
-            let documents = try connection.query(sql) { $0.bytes(0) }
-            let total = try connection.first("SELECT count(*) FROM objects WHERE \(condition)") {
-                Int($0.integer(0))
+        return try await Self.refusingBadPatterns {
+            try await database.snapshotRead { connection in
+                let documents = try connection.query(sql) { $0.bytes(0) }
+                let total = try connection.first("SELECT count(*) FROM objects WHERE \(condition)") {
+                    Int($0.integer(0))
+                }
+                return ListPage(documents: documents, total: total)
             }
-            return ListPage(documents: documents, total: total)
         }
     }
 
@@ -165,7 +170,9 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
                 : nil
             return ListPage(documents: document.map { [$0] } ?? [], total: total)
         }
-        return includeTotal ? try await database.snapshotRead(pick) : try await database.read(pick)
+        return try await Self.refusingBadPatterns {
+            includeTotal ? try await database.snapshotRead(pick) : try await database.read(pick)
+        }
     }
 
     private static func randomDocument(
@@ -190,6 +197,18 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
         let offset = Int64.random(in: 0..<count, using: &generator)
         return try connection.first(
             "SELECT document FROM objects WHERE \(condition) ORDER BY id LIMIT 1 OFFSET \(offset)", { $0.bytes(0) })
+    }
+
+    /// A read whose regular expression PostgreSQL refuses only when it compiles it (ICU accepts a
+    /// back reference before its group, for one): a query error, as a pattern refused earlier is.
+    static func refusingBadPatterns<T>(_ read: () async throws -> T) async throws -> T {
+        do {
+            return try await read()
+        } catch let error as PostgresError where error.sqlState == "2201B" {
+            throw QueryError(
+                message: "this database cannot run this regular expression", column: 1, query: "",
+                expected: ["regular expression"])
+        }
     }
 
     /// Draws before falling back to counting, as in SQLite's store.

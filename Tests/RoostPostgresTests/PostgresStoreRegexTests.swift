@@ -31,4 +31,14 @@ struct PostgresStoreRegexTests {
         let compiled = try? PostgresQueryCompiler.condition(.matches(FieldPath("f")!, pattern))
         #expect(compiled == nil)
     }
+
+    @Test("a pattern PostgreSQL refuses only when it runs is a query error, not a server error")
+    func refusedAtRun() async throws {
+        try await withPostgresStorage { storage in
+            try await storage.objects.insert(object("Post", "a", document: #"{"guid":"a","t":"aa"}"#))
+            let request = ListRequest(collection: "Post", filter: .matches(FieldPath("t")!, "\\1(a)"), includeTotal: true)
+            await #expect(throws: QueryError.self) { try await storage.objects.list(request) }
+            await #expect(throws: QueryError.self) { try await storage.objects.randomPick(request) }
+        }
+    }
 }
