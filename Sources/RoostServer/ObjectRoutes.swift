@@ -180,7 +180,7 @@ struct ObjectRoutes: Sendable {
             principal)
     }
 
-    private func pageResponse(_ page: ListPage, _ request: Request, _ principal: Principal?) async throws
+    private func pageResponse(_ page: Page, _ request: Request, _ principal: Principal?) async throws
         -> Response
     {
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
@@ -228,15 +228,15 @@ struct ObjectRoutes: Sendable {
         return depth == 0 && !inString ? (query, member) : nil
     }
 
-    static func listRequest(_ request: Request) throws -> ListRequest {
-        ListRequest(
+    static func listRequest(_ request: Request) throws -> PageRequest {
+        PageRequest(
             collection: request.parameters["collection"]!, sort: try sortKeys(request.queryParameter("sort")),
             start: try integerParameter(request, "start", default: 0),
             count: try integerParameter(request, "count", default: 100),
             includeTotal: request.queryParameter("total") == "true")
     }
 
-    static func pageResponse(_ page: ListPage) -> Response {
+    static func pageResponse(_ page: Page) -> Response {
         var body: [UInt8] = Array("{\"items\":[".utf8)
         body.reserveCapacity(page.documents.reduce(16) { $0 + $1.count + 1 })
         for (position, document) in page.documents.enumerated() {
@@ -279,7 +279,7 @@ struct ObjectRoutes: Sendable {
     }
 
     /// Parses `sort=field desc,other asc`.
-    static func sortKeys(_ text: String?) throws -> [SortKey] {
+    static func sortKeys(_ text: String?) throws -> [SortField] {
         guard let text, !text.isEmpty else { return [] }
         let parts = text.split(separator: ",")
         guard parts.count <= 8 else { throw RoostError.invalidParameter("sort", "Sort by at most 8 fields.") }
@@ -296,7 +296,7 @@ struct ObjectRoutes: Sendable {
                 throw RoostError.invalidParameter(
                     "sort", "A sort direction is 'asc' or 'desc', not '\(direction.prefix(20))'.")
             }
-            return SortKey(field: field, descending: direction == "desc")
+            return SortField(field: field, descending: direction == "desc")
         }
     }
 }

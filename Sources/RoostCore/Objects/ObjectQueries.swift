@@ -5,7 +5,12 @@ import RoostStore
 /// Lists, queries, traversals and inlining, each limited to what the caller may read.
 extension ObjectService {
     /// A page of a collection; an unknown collection is an empty one.
-    public func list(_ request: ListRequest, caller: Principal?) async throws -> ListPage {
+    public func list(_ request: PageRequest, caller: Principal?) async throws -> Page {
+        try await list(request.listRequest(), caller: caller)
+    }
+
+    /// A page of a collection matching the request's filter.
+    func list(_ request: ListRequest, caller: Principal?) async throws -> Page {
         try Self.validate(collection: request.collection)
         guard (1...Self.maximumPageSize).contains(request.count) else {
             throw RoostError.invalidParameter("count", "count must be between 1 and \(Self.maximumPageSize).")
@@ -17,7 +22,7 @@ extension ObjectService {
         let restricted = try restrict(request, access)
         var page = try await store.list(restricted)
         page.documents = try access.visibleDocuments(page.documents, in: request.collection)
-        return page
+        return Page(page)
     }
 
     /// The request with the caller's read restriction added and owner-only fields protected, on
@@ -52,18 +57,18 @@ extension ObjectService {
 
     /// The objects of `source` whose `field` refers to the given object (FatFractal's BackReferences).
     public func backReferences(
-        to collection: String, guid: String, from source: String, field: FieldPath, _ request: ListRequest,
+        to collection: String, guid: String, from source: String, field: FieldPath, _ request: PageRequest,
         caller: Principal?
-    ) async throws -> ListPage {
+    ) async throws -> Page {
         try Self.validate(collection: collection)
         try Self.validate(collection: source)
         guard let reference = FieldPath(components: field.components + ["ffUrl"]) else {
             throw RoostError.invalidParameter(
                 "field", "A back-reference field is a dotted path of at most 15 parts.")
         }
-        var filtered = request
+        var filtered = request.listRequest(
+            filter: .comparison(reference, .eq, .string("/ff/resources/\(collection)/\(guid)")))
         filtered.collection = source
-        filtered.filter = .comparison(reference, .eq, .string("/ff/resources/\(collection)/\(guid)"))
         do {
             return try await list(filtered, caller: caller)
         } catch let error as QueryError {
@@ -74,8 +79,8 @@ extension ObjectService {
 
     /// The objects that the `member` references of the matching objects point at, each once, in order
     /// (FatFractal's `/ff/resources/C/(query)/member`).
-    public func traverse(query text: String, member: String, _ request: ListRequest, caller: Principal?)
-        async throws -> ListPage
+    public func traverse(query text: String, member: String, _ request: PageRequest, caller: Principal?)
+        async throws -> Page
     {
         var all = request
         all.start = 0
@@ -102,13 +107,12 @@ extension ObjectService {
         }
         let documents = order.compactMap { found["\($0.collection)/\($0.guid)"] }
         let page = Array(documents.dropFirst(request.start).prefix(request.count))
-        return ListPage(documents: page, total: request.includeTotal ? documents.count : nil)
+        return Page(documents: page, total: request.includeTotal ? documents.count : nil)
     }
 
     /// Objects matching a query in FatFractal's language, paged and sorted like ``list(_:caller:)``;
     /// with `guid eq random(guid)`, one matching object picked at random (or none).
-    public func find(query text: String, _ request: ListRequest, caller: Principal?) async throws -> ListPage
-    {
+    public func find(query text: String, _ request: PageRequest, caller: Principal?) async throws -> Page {
         try Self.validate(collection: request.collection)
         let plan: QueryPlan
         do {
@@ -116,15 +120,14 @@ extension ObjectService {
         } catch {
             throw RoostError.invalidQuery(error, query: text)
         }
-        var filtered = request
-        filtered.filter = plan.filter
+        let filtered = request.listRequest(filter: plan.filter)
         do {
             guard plan.pickRandom else { return try await list(filtered, caller: caller) }
             let access = access(caller)
             let restricted = try restrict(filtered, access)
             var page = try await store.randomPick(restricted)
             page.documents = try access.visibleDocuments(page.documents, in: request.collection)
-            return page
+            return Page(page)
         } catch let error as QueryError {
             throw RoostError.invalidQuery(error, query: text)
         }
