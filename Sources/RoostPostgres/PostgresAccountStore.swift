@@ -96,7 +96,8 @@ public final class PostgresAccountStore: AccountStore {
 
     private static func token(_ row: PostgresRow) -> TokenRecord {
         TokenRecord(
-            id: row.text(0) ?? "", userGuid: row.text(1) ?? "", secretHash: row.bytes(2), deviceId: row.text(3) ?? "",
+            id: row.text(0) ?? "", userGuid: row.text(1) ?? "", secretHash: row.bytes(2),
+            deviceId: row.text(3) ?? "",
             deviceType: row.text(4), createdAt: row.integer(5), expiresAt: row.integer(6),
             renewedAt: row.integer(7), clientAddress: row.text(8))
     }
@@ -140,7 +141,8 @@ public final class PostgresAccountStore: AccountStore {
     public func account(userGuid: String) async throws -> AccountRecord? {
         try await database.read { connection in
             try connection.first(
-                "SELECT \(raw: Self.accountColumns) FROM accounts WHERE user_guid = \(userGuid)", Self.account)
+                "SELECT \(raw: Self.accountColumns) FROM accounts WHERE user_guid = \(userGuid)", Self.account
+            )
         }
     }
 
@@ -174,7 +176,8 @@ public final class PostgresAccountStore: AccountStore {
             case .none: break
             case .sameDevice:
                 try connection.run(
-                    "DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)")
+                    "DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)"
+                )
             case .allDevices:
                 try connection.run("DELETE FROM tokens WHERE user_guid = \(token.userGuid)")
             case .sameDeviceBeyond(let kept):
@@ -243,10 +246,13 @@ public final class PostgresAccountStore: AccountStore {
         let derived = groups.map(DerivedRows.init(of:))
         return try await database.write { connection in
             // Instances starting together ensure the groups one after the other.
-            try PostgresObjectStore.lock(shared: false, PostgresObjectStore.blobLock + 2, "groups", on: connection)
+            try PostgresObjectStore.lock(
+                shared: false, PostgresObjectStore.blobLock + 2, "groups", on: connection)
             var replaced: [String] = []
             for (group, rows) in zip(groups, derived) {
-                if let existing = try PostgresObjectStore.object(in: group.collection, guid: group.guid, on: connection) {
+                if let existing = try PostgresObjectStore.object(
+                    in: group.collection, guid: group.guid, on: connection)
+                {
                     // The system's, or an administrator's: adopted as it is, members and all.
                     guard let creator = existing.createdBy, try !Self.isAdmin(creator, on: connection) else {
                         continue

@@ -60,7 +60,8 @@ public final class PostgresIdempotencyStore: IdempotencyStore {
                         fingerprint: row.bytes(0), completed: row.bool(1),
                         response: RecordedResponse(
                             status: Int(row.integer(2)),
-                            headers: SQLiteIdempotencyStore.decodeHeaders(row.text(3) ?? ""), body: row.bytes(4)),
+                            headers: SQLiteIdempotencyStore.decodeHeaders(row.text(3) ?? ""),
+                            body: row.bytes(4)),
                         createdAt: row.integer(5), ran: row.bool(6)
                     )
                 }

@@ -7,7 +7,8 @@ import RoostStore
 extension PostgresObjectStore {
     /// Writes the rows of a new object, or replaces those of a changed one.
     static func writeDerived(
-        _ derived: DerivedRows, collection: String, guid: String, replacing: Bool, on connection: PostgresConnection
+        _ derived: DerivedRows, collection: String, guid: String, replacing: Bool,
+        on connection: PostgresConnection
     ) throws {
         if let members = derived.groupMembers {
             if replacing { try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)") }
@@ -78,7 +79,9 @@ extension PostgresObjectStore {
     /// and removed in a transaction of its own under its exclusive lock, so a write that would
     /// refer to it (holding the shared lock) cannot commit in between, and no two locks are ever
     /// held together (no deadlock with writes). Returns the removed.
-    public func removeUnusedBlobs(_ digests: [String], unusedSince cutoff: Date, from storage: any BlobStorage)
+    public func removeUnusedBlobs(
+        _ digests: [String], unusedSince cutoff: Date, from storage: any BlobStorage
+    )
         async throws -> Set<String>
     {
         let claimedAfter = Self.milliseconds(cutoff)
@@ -93,7 +96,9 @@ extension PostgresObjectStore {
                         UNION ALL SELECT 1 FROM blob_claims WHERE sha256 = \(sha256) AND claimed_at > \(claimedAfter)
                         LIMIT 1
                         """, { _ in true }) ?? false
-                guard !used, let modified = try storage.modified(sha256), modified <= cutoff else { return false }
+                guard !used, let modified = try storage.modified(sha256), modified <= cutoff else {
+                    return false
+                }
                 try storage.remove(sha256)
                 return true
             }
@@ -113,7 +118,10 @@ extension PostgresObjectStore {
     /// How many members refer to this blob.
     public func referenceCount(of sha256: String) async throws -> Int {
         try await database.read { connection in
-            Int(try connection.first("SELECT count(*) FROM blob_refs WHERE sha256 = \(sha256)") { $0.integer(0) } ?? 0)
+            Int(
+                try connection.first("SELECT count(*) FROM blob_refs WHERE sha256 = \(sha256)") {
+                    $0.integer(0)
+                } ?? 0)
         }
     }
 }

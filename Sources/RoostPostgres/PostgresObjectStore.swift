@@ -33,7 +33,8 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
     }
 
     /// Inserts inside a transaction the caller holds (accounts write users with their account).
-    static func insert(_ object: StoredObject, derived: DerivedRows, on connection: PostgresConnection) throws {
+    static func insert(_ object: StoredObject, derived: DerivedRows, on connection: PostgresConnection) throws
+    {
         do {
             try connection.run(
                 """
@@ -44,7 +45,8 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
         } catch let error as PostgresError where error.isUniqueViolation {
             throw StoreError.duplicate
         }
-        try writeDerived(derived, collection: object.collection, guid: object.guid, replacing: false, on: connection)
+        try writeDerived(
+            derived, collection: object.collection, guid: object.guid, replacing: false, on: connection)
     }
 
     public func object(in collection: String, guid: String) async throws -> StoredObject? {
@@ -86,7 +88,9 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
     /// Guids per statement in ``objects(in:guids:restriction:)``.
     static let chunk = 500
 
-    public func update(_ next: StoredObject, expectedVersion: Int64, marking key: IdempotencyMark?) async throws {
+    public func update(_ next: StoredObject, expectedVersion: Int64, marking key: IdempotencyMark?)
+        async throws
+    {
         let derived = DerivedRows(of: next)
         try await database.write { connection in
             let changed = try connection.run(
@@ -97,11 +101,14 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
                 """)
             guard changed == 1 else { throw try Self.missedWrite(next.collection, next.guid, on: connection) }
             try PostgresIdempotencyStore.markRun(key, on: connection)
-            try Self.writeDerived(derived, collection: next.collection, guid: next.guid, replacing: true, on: connection)
+            try Self.writeDerived(
+                derived, collection: next.collection, guid: next.guid, replacing: true, on: connection)
         }
     }
 
-    public func delete(in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?)
+    public func delete(
+        in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?
+    )
         async throws
     {
         try await database.write { connection in
@@ -122,7 +129,8 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
     {
         let exists =
             try connection.first(
-                "SELECT 1 FROM objects WHERE collection = \(collection) AND guid = \(guid)", { _ in true }) ?? false
+                "SELECT 1 FROM objects WHERE collection = \(collection) AND guid = \(guid)", { _ in true })
+            ?? false
         return exists ? .versionChanged : .notFound
     }
 
@@ -166,7 +174,9 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
             let document = try Self.randomDocument(in: collection, matching: condition, on: connection)
             let total =
                 includeTotal
-                ? try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { Int($0.integer(0)) }
+                ? try connection.first("SELECT count(*) FROM objects WHERE \(condition)") {
+                    Int($0.integer(0))
+                }
                 : nil
             return ListPage(documents: document.map { [$0] } ?? [], total: total)
         }
@@ -192,11 +202,13 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
                 return document
             }
         }
-        let count = try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { $0.integer(0) } ?? 0
+        let count =
+            try connection.first("SELECT count(*) FROM objects WHERE \(condition)") { $0.integer(0) } ?? 0
         guard count > 0 else { return nil }
         let offset = Int64.random(in: 0..<count, using: &generator)
         return try connection.first(
-            "SELECT document FROM objects WHERE \(condition) ORDER BY id LIMIT 1 OFFSET \(offset)", { $0.bytes(0) })
+            "SELECT document FROM objects WHERE \(condition) ORDER BY id LIMIT 1 OFFSET \(offset)",
+            { $0.bytes(0) })
     }
 
     /// A read whose regular expression PostgreSQL refuses only when it compiles it (ICU accepts a
@@ -220,10 +232,12 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
     ) throws -> SQL {
         var condition: SQL = "collection = \(collection)"
         if let filter {
-            condition = condition + " AND " + (try PostgresQueryCompiler.condition(filter, references: references))
+            condition =
+                condition + " AND " + (try PostgresQueryCompiler.condition(filter, references: references))
         }
         if let restriction {
-            condition = condition + " AND " + (try PostgresQueryCompiler.condition(restriction, references: nil))
+            condition =
+                condition + " AND " + (try PostgresQueryCompiler.condition(restriction, references: nil))
         }
         return condition
     }

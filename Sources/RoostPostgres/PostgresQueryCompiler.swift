@@ -33,11 +33,13 @@ enum PostgresQueryCompiler {
         switch expression {
         case .and(let parts):
             return "("
-                + SQL.joined(try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " AND ")
+                + SQL.joined(
+                    try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " AND ")
                 + ")"
         case .or(let parts):
             return "("
-                + SQL.joined(try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " OR ")
+                + SQL.joined(
+                    try parts.map { (part) throws(QueryError) in try condition(part) }, separator: " OR ")
                 + ")"
         case .not(let inner):
             return "(NOT " + (try condition(inner)) + ")"
@@ -55,7 +57,8 @@ enum PostgresQueryCompiler {
             let translated = try PostgresRegex.translate(pattern)
             return try throughReferences(path, references) { field in
                 let value = source(field)
-                return "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE roost_regex ~ \(translated))"
+                return
+                    "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE roost_regex ~ \(translated))"
             }
         case .contains(let path, let mode, let words):
             return try throughReferences(path, references) { field in contains(field, mode, words) }
@@ -174,7 +177,9 @@ enum PostgresQueryCompiler {
         case .bool(let flag):
             return "(\(raw: value) IS NOT NULL AND \(raw: value) = '\(raw: flag ? "true" : "false")'::jsonb)"
         case .string(let text):
-            if comparison == .eq { return "(\(raw: value) IS NOT NULL AND \(raw: value) = to_jsonb(\(text)::text))" }
+            if comparison == .eq {
+                return "(\(raw: value) IS NOT NULL AND \(raw: value) = to_jsonb(\(text)::text))"
+            }
             return
                 "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" \(raw: symbol) \(text))"
         case .number(let number):

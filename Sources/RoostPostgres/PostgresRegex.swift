@@ -70,7 +70,8 @@ enum PostgresRegex {
                         index += 1
                         continue
                     }
-                    throw refuse(kind == ">" ? "an atomic group" : kind == "<" ? "a named group" : "inline flags")
+                    throw refuse(
+                        kind == ">" ? "an atomic group" : kind == "<" ? "a named group" : "inline flags")
                 }
                 output += "("
             case "*", "+", "?", "}":
@@ -114,7 +115,9 @@ enum PostgresRegex {
                 index += 1
             } else {
                 let length = code == "u" ? 4 : 2
-                while hex.count < length, index < characters.count, characters[index].properties.isASCIIHexDigit {
+                while hex.count < length, index < characters.count,
+                    characters[index].properties.isASCIIHexDigit
+                {
                     hex.unicodeScalars.append(characters[index])
                     index += 1
                 }

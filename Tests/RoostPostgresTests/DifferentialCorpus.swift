@@ -7,24 +7,29 @@ import RoostStore
 enum DifferentialCorpus {
     static let rounds = 1500
     /// The seed of documents and queries; `ROOST_DIFFERENTIAL_SEED` (hex) explores others.
-    static let seed = ProcessInfo.processInfo.environment["ROOST_DIFFERENTIAL_SEED"].flatMap {
-        UInt64($0, radix: 16)
-    } ?? 0
-
+    static let seed =
+        ProcessInfo.processInfo.environment["ROOST_DIFFERENTIAL_SEED"].flatMap {
+            UInt64($0, radix: 16)
+        } ?? 0
 
     /// JSON values as written in documents.
     static let values: [String] = [
-        "0", "-0", "1", "-1", "2", "1.0", "1.5", "-2.5", "1e2", "1E2", "100", "0.1", "0.30000000000000004", "0.3",
+        "0", "-0", "1", "-1", "2", "1.0", "1.5", "-2.5", "1e2", "1E2", "100", "0.1", "0.30000000000000004",
+        "0.3",
         "1e400", "-1e400", "1e-400", "9007199254740993", "9007199254740992", "12345678901234567890",
-        "1.00000000000000001", "true", "false", "null", #""""#, #""a""#, #""B""#, #""b""#, #""é""#, #""e\u0301""#,
-        #""\u00e9t\u00e9""#, #""🐦""#, #""Z""#, #""abc""#, #""a b c""#, #""red blue""#, #""O'Brien""#, #""10""#,
-        #""1""#, #""true""#, #""line\nbreak""#, #""break\n""#, #""AAa\n""#, #""tab\tand \"quote\"""#, #""{""#, #""[1]""#, #""a\u0000b""#,
+        "1.00000000000000001", "true", "false", "null", #""""#, #""a""#, #""B""#, #""b""#, #""é""#,
+        #""e\u0301""#,
+        #""\u00e9t\u00e9""#, #""🐦""#, #""Z""#, #""abc""#, #""a b c""#, #""red blue""#, #""O'Brien""#,
+        #""10""#,
+        #""1""#, #""true""#, #""line\nbreak""#, #""break\n""#, #""AAa\n""#, #""tab\tand \"quote\"""#, #""{""#,
+        #""[1]""#, #""a\u0000b""#,
         "[]", #"["red","green"]"#, #"["blue",1,true,null,["red"]]"#, #"["red","red","blue"]"#, #"{"x":1}"#,
         #"{"y":"a"}"#, "[1,2]", #"["10","a b"]"#,
     ]
 
     static let strings = [
-        "", "a", "B", "b", "é", "e\u{301}", "🐦", "Z", "abc", "a b c", "O''Brien", "10", "1", "true", "{", "[1]",
+        "", "a", "B", "b", "é", "e\u{301}", "🐦", "Z", "abc", "a b c", "O''Brien", "10", "1", "true", "{",
+        "[1]",
         "red", "blue", "line", "ab",
     ]
     static let numbers = [
@@ -37,7 +42,8 @@ enum DifferentialCorpus {
         "a\\Z", "\\x41|\\u00e9", "[\\d]", "(?=a)a", "(?<!a)b", "a{2,3}", "(?i)É", "\\.", "\\w+ \\w+",
     ]
     static let fields = [
-        "n", "s", "b", "tags", "obj.x", "obj.x.y", "ref.name", "ref.n", "missing", "guid", "createdAt", "version",
+        "n", "s", "b", "tags", "obj.x", "obj.x.y", "ref.name", "ref.n", "missing", "guid", "createdAt",
+        "version",
         "createdBy", "ffACL.readUsers",
     ]
     /// Fields without arrays or objects: those sort by their text as written in SQLite, which
@@ -117,14 +123,17 @@ enum DifferentialCorpus {
             let words = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
                 ["red", "blue", "green", "a", "b", "10", "1", "true", "[1]"].randomElement(using: &generator)!
             }
-            return "\(field) \(Bool.random(using: &generator) ? "contains_any" : "contains_all") '\(words.joined(separator: " "))'"
+            return
+                "\(field) \(Bool.random(using: &generator) ? "contains_any" : "contains_all") '\(words.joined(separator: " "))'"
         case 2:
-            return "\(field) \(["eq", "ne"].randomElement(using: &generator)!) \(["true", "false", "null"].randomElement(using: &generator)!)"
+            return
+                "\(field) \(["eq", "ne"].randomElement(using: &generator)!) \(["true", "false", "null"].randomElement(using: &generator)!)"
         default:
             let comparison = ComparisonOperator.allCases.randomElement(using: &generator)!.rawValue
             let literal =
                 Bool.random(using: &generator)
-                ? numbers.randomElement(using: &generator)! : "'" + strings.randomElement(using: &generator)! + "'"
+                ? numbers.randomElement(using: &generator)!
+                : "'" + strings.randomElement(using: &generator)! + "'"
             return "\(field) \(comparison) \(literal)"
         }
     }
@@ -132,7 +141,8 @@ enum DifferentialCorpus {
     static func sort(using generator: inout SeededGenerator) -> [SortKey] {
         (0..<Int.random(in: 0...2, using: &generator)).map { _ in
             SortKey(
-                field: FieldPath(sortFields.randomElement(using: &generator)!)!, descending: Bool.random(using: &generator))
+                field: FieldPath(sortFields.randomElement(using: &generator)!)!,
+                descending: Bool.random(using: &generator))
         }
     }
 }

@@ -25,7 +25,9 @@ struct PostgresStoreRegexTests {
 
     @Test(
         "what PostgreSQL cannot run is refused with a clear error",
-        arguments: ["\\p{L}", "a++", "(?>a)", "(?<name>a)", "a(?i)b", "[[a]]", "[a&&b]", "a{300}", "\\Qa\\E", "\\R"])
+        arguments: [
+            "\\p{L}", "a++", "(?>a)", "(?<name>a)", "a(?i)b", "[[a]]", "[a&&b]", "a{300}", "\\Qa\\E", "\\R",
+        ])
     func refusals(_ pattern: String) {
         #expect(throws: QueryError.self) { try PostgresRegex.translate(pattern) }
         let compiled = try? PostgresQueryCompiler.condition(.matches(FieldPath("f")!, pattern))
@@ -36,7 +38,8 @@ struct PostgresStoreRegexTests {
     func refusedAtRun() async throws {
         try await withPostgresStorage { storage in
             try await storage.objects.insert(object("Post", "a", document: #"{"guid":"a","t":"aa"}"#))
-            let request = ListRequest(collection: "Post", filter: .matches(FieldPath("t")!, "\\1(a)"), includeTotal: true)
+            let request = ListRequest(
+                collection: "Post", filter: .matches(FieldPath("t")!, "\\1(a)"), includeTotal: true)
             await #expect(throws: QueryError.self) { try await storage.objects.list(request) }
             await #expect(throws: QueryError.self) { try await storage.objects.randomPick(request) }
         }

@@ -7,23 +7,32 @@ import Testing
 /// Group members, blob references and claims, field indexes and access facts, on both backends.
 @Suite("Derived rows on both backends")
 struct PostgresStoreRowsTests {
-    @Test("writes keep group members and blob references in step, and a delete clears them", arguments: Backend.allCases)
+    @Test(
+        "writes keep group members and blob references in step, and a delete clears them",
+        arguments: Backend.allCases)
     func rowsFollowWrites(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let store = storage.objectStore
             try await store.insert(object("FFUser", "u2", document: #"{"guid":"u2"}"#))
-            try await store.insert(object("FFUser", "u3", document: #"{"guid":"u3","admin":true,"active":false}"#))
+            try await store.insert(
+                object("FFUser", "u3", document: #"{"guid":"u3","admin":true,"active":false}"#))
             var group = object(
                 "FFUserGroup", "g",
-                document: #"{"guid":"g","users":["u1",{"ffUrl":"/ff/resources/FFUser/u2"}],"p":{"blob":{"sha256":"s"}}}"#)
+                document:
+                    #"{"guid":"g","users":["u1",{"ffUrl":"/ff/resources/FFUser/u2"}],"p":{"blob":{"sha256":"s"}}}"#
+            )
             try await store.insert(group)
-            #expect(try await store.accessFacts(userGuid: "u2") == UserAccessFacts(isAdmin: false, isActive: true, groups: ["g"]))
+            #expect(
+                try await store.accessFacts(userGuid: "u2")
+                    == UserAccessFacts(isAdmin: false, isActive: true, groups: ["g"]))
             #expect(try await store.referenceCount(of: "s") == 1)
             #expect(try await store.referencedBlobs() == ["s"])
             group.document = Array(#"{"guid":"g","users":["u2","u3"]}"#.utf8)
             group.version = 2
             try await store.update(group, expectedVersion: 1)
-            #expect(try await store.accessFacts(userGuid: "u3") == UserAccessFacts(isAdmin: true, isActive: false, groups: ["g"]))
+            #expect(
+                try await store.accessFacts(userGuid: "u3")
+                    == UserAccessFacts(isAdmin: true, isActive: false, groups: ["g"]))
             #expect(try await store.referenceCount(of: "s") == 0)
             try await store.delete(in: "FFUserGroup", guid: "g", expectedVersion: 2)
             #expect(try await store.accessFacts(userGuid: "u2")?.groups == [])
@@ -53,7 +62,8 @@ struct PostgresStoreRowsTests {
                 [digest(1), digest(2), digest(3)], unusedSince: now.addingTimeInterval(60), from: blobs)
             #expect(removed == [digest(3)])
             try await store.forgetBlobClaims(madeBefore: now.addingTimeInterval(120))
-            let later = try await store.removeUnusedBlobs([digest(2)], unusedSince: now.addingTimeInterval(60), from: blobs)
+            let later = try await store.removeUnusedBlobs(
+                [digest(2)], unusedSince: now.addingTimeInterval(60), from: blobs)
             #expect(later == [digest(2)])
             #expect(try blobs.modified(digest(1)) != nil)
         }
@@ -88,7 +98,9 @@ struct PostgresStoreRowsTests {
                 }
             }
             #expect(versions == PostgresStorage.migrations.map { "\($0.version) \($0.name)" })
-            #expect(PostgresStorage.migrations.map(\.version) == PostgresStorage.migrations.map(\.version).sorted())
+            #expect(
+                PostgresStorage.migrations.map(\.version)
+                    == PostgresStorage.migrations.map(\.version).sorted())
             #expect(PostgresObjectStore.migrations.allSatisfy { (1...19).contains($0.version) })
             #expect(PostgresAccountStore.migrations.allSatisfy { (20...29).contains($0.version) })
             #expect(PostgresIdempotencyStore.migrations.allSatisfy { (30...39).contains($0.version) })
@@ -99,7 +111,8 @@ struct PostgresStoreRowsTests {
     func valuesAreBound() async throws {
         try await withPostgresStorage { storage in
             let hostile = "x'); DROP TABLE objects; --"
-            try await storage.objects.insert(object("Post", hostile, document: #"{"guid":"h","t":"\#(hostile)"}"#))
+            try await storage.objects.insert(
+                object("Post", hostile, document: #"{"guid":"h","t":"\#(hostile)"}"#))
             let filter = try QueryParser.parse("(t eq 'x''); DROP TABLE objects; --' and t matches '^x''')")
             let page = try await storage.objects.list(ListRequest(collection: "Post", filter: filter))
             #expect(page.documents.count == 1)

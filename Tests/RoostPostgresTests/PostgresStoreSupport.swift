@@ -49,7 +49,8 @@ func withStorage<T>(_ backend: Backend, _ body: (any Storage) async throws -> T)
 
 /// An object with a document, as the SQLite store tests make them.
 func object(
-    _ collection: String, _ guid: String, createdAt: Int64 = 1, createdBy: String? = nil, document: String? = nil,
+    _ collection: String, _ guid: String, createdAt: Int64 = 1, createdBy: String? = nil,
+    document: String? = nil,
     acl: String? = nil
 ) -> StoredObject {
     StoredObject(

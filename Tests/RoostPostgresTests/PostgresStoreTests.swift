@@ -21,7 +21,9 @@ struct PostgresStoreTests {
         }
     }
 
-    @Test("a document's exact bytes survive: key order, number digits, escapes, U+0000", arguments: Backend.allCases)
+    @Test(
+        "a document's exact bytes survive: key order, number digits, escapes, U+0000",
+        arguments: Backend.allCases)
     func exactBytes(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let text =
@@ -60,7 +62,9 @@ struct PostgresStoreTests {
         }
     }
 
-    @Test("update commits only at the expected version, and tells a lost race from a missing object", arguments: Backend.allCases)
+    @Test(
+        "update commits only at the expected version, and tells a lost race from a missing object",
+        arguments: Backend.allCases)
     func updateAtExpectedVersion(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let store = storage.objectStore
@@ -73,24 +77,34 @@ struct PostgresStoreTests {
             stale.document = Array(#"{"guid":"a","v":"stale"}"#.utf8)
             #expect(await storeError { try await store.update(stale, expectedVersion: 1) } == .versionChanged)
             #expect(try await store.object(in: "Post", guid: "a") == next)
-            #expect(await storeError { try await store.update(object("Post", "zz"), expectedVersion: 1) } == .notFound)
+            #expect(
+                await storeError { try await store.update(object("Post", "zz"), expectedVersion: 1) }
+                    == .notFound)
         }
     }
 
-    @Test("delete commits only at the expected version, and reports a missing object", arguments: Backend.allCases)
+    @Test(
+        "delete commits only at the expected version, and reports a missing object",
+        arguments: Backend.allCases)
     func delete(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let store = storage.objectStore
             try await store.insert(object("Post", "a"))
-            #expect(await storeError { try await store.delete(in: "Post", guid: "a", expectedVersion: 2) } == .versionChanged)
+            #expect(
+                await storeError { try await store.delete(in: "Post", guid: "a", expectedVersion: 2) }
+                    == .versionChanged)
             #expect(try await store.object(in: "Post", guid: "a") != nil)
             try await store.delete(in: "Post", guid: "a", expectedVersion: 1)
             #expect(try await store.object(in: "Post", guid: "a") == nil)
-            #expect(await storeError { try await store.delete(in: "Post", guid: "a", expectedVersion: 1) } == .notFound)
+            #expect(
+                await storeError { try await store.delete(in: "Post", guid: "a", expectedVersion: 1) }
+                    == .notFound)
         }
     }
 
-    @Test("list sorts by metadata or JSON fields, pages, and counts only on request", arguments: Backend.allCases)
+    @Test(
+        "list sorts by metadata or JSON fields, pages, and counts only on request",
+        arguments: Backend.allCases)
     func listing(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let store = storage.objectStore
@@ -106,10 +120,15 @@ struct PostgresStoreTests {
             let byName = [SortKey(field: FieldPath("name")!, descending: false)]
             let byCreation = [SortKey(field: FieldPath("createdAt")!, descending: false)]
             #expect(try await guids(ListRequest(collection: "User")) == ["u0", "u1", "u2", "u3"])
-            #expect(try await guids(ListRequest(collection: "User", sort: byName)) == ["u1", "u2", "u0", "u3"])
-            #expect(try await guids(ListRequest(collection: "User", sort: byCreation)) == ["u3", "u2", "u1", "u0"])
+            #expect(
+                try await guids(ListRequest(collection: "User", sort: byName)) == ["u1", "u2", "u0", "u3"])
+            #expect(
+                try await guids(ListRequest(collection: "User", sort: byCreation)) == [
+                    "u3", "u2", "u1", "u0",
+                ])
             let page = ListRequest(
-                collection: "User", sort: [SortKey(field: FieldPath("n")!, descending: true)], start: 1, count: 2)
+                collection: "User", sort: [SortKey(field: FieldPath("n")!, descending: true)], start: 1,
+                count: 2)
             #expect(try await guids(page) == ["u2", "u1"])
             #expect(try await store.list(ListRequest(collection: "User")).total == nil)
             #expect(try await store.list(ListRequest(collection: "User", includeTotal: true)).total == 4)
@@ -117,7 +136,9 @@ struct PostgresStoreTests {
         }
     }
 
-    @Test("10,000 draws of random(guid) over 50 matches are uniform; excluded guids never come back", arguments: Backend.allCases)
+    @Test(
+        "10,000 draws of random(guid) over 50 matches are uniform; excluded guids never come back",
+        arguments: Backend.allCases)
     func randomPickIsUniform(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let store = storage.objectStore
@@ -140,7 +161,9 @@ struct PostgresStoreTests {
             // 49 degrees of freedom: the statistic exceeds 85.35 with probability 0.001.
             #expect(chiSquare(counts, categories: 50, draws: 10_000) < 85.35)
             let none = try await store.randomPick(
-                ListRequest(collection: "Thing", filter: .comparison(FieldPath("kind")!, .eq, .string("x")), includeTotal: true))
+                ListRequest(
+                    collection: "Thing", filter: .comparison(FieldPath("kind")!, .eq, .string("x")),
+                    includeTotal: true))
             #expect(none.documents.isEmpty && none.total == 0)
         }
     }
@@ -151,7 +174,8 @@ struct PostgresStoreTests {
             let store = storage.objectStore
             for index in 0..<2000 {
                 try await store.insert(
-                    object("Thing", "t\(index)", document: #"{"guid":"t\#(index)","rare":\#(index % 40 == 0)}"#))
+                    object(
+                        "Thing", "t\(index)", document: #"{"guid":"t\#(index)","rare":\#(index % 40 == 0)}"#))
             }
             let filter = QueryExpression.comparison(FieldPath("rare")!, .eq, .bool(true))
             var counts: [String: Int] = [:]
@@ -170,7 +194,9 @@ struct PostgresStoreTests {
         try await withStorage(backend) { storage in
             let store = storage.objectStore
             for index in 0..<1200 {
-                try await store.insert(object("Thing", "t\(index)", document: #"{"guid":"t\#(index)","odd":\#(index % 2 == 1)}"#))
+                try await store.insert(
+                    object("Thing", "t\(index)", document: #"{"guid":"t\#(index)","odd":\#(index % 2 == 1)}"#)
+                )
             }
             let wanted = (0..<1300).map { "t\($0)" }
             #expect(try await store.objects(in: "Thing", guids: wanted).count == 1200)

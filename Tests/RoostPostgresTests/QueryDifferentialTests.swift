@@ -10,7 +10,8 @@ import Testing
 struct QueryDifferentialTests {
     @Test("seeded random queries return the same guids in the same order on both backends")
     func seededQueries() async throws {
-        let sqlite = try SQLiteStorage(directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString)
+        let sqlite = try SQLiteStorage(
+            directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString)
         defer { Task { await sqlite.close() } }
         try await withPostgresStorage { postgres in
             for object in DifferentialCorpus.objects() {
@@ -26,13 +27,16 @@ struct QueryDifferentialTests {
                     !plan.pickRandom
                 else { continue }
                 var request = ListRequest(
-                    collection: "Thing", filter: plan.filter, sort: DifferentialCorpus.sort(using: &generator),
-                    start: Int.random(in: 0..<4, using: &generator) * 5, count: [5, 20, 200].randomElement(using: &generator)!,
+                    collection: "Thing", filter: plan.filter,
+                    sort: DifferentialCorpus.sort(using: &generator),
+                    start: Int.random(in: 0..<4, using: &generator) * 5,
+                    count: [5, 20, 200].randomElement(using: &generator)!,
                     includeTotal: true)
                 if round % 4 == 1 { request.references = .unrestricted }
                 if round % 7 == 6 { request.references = Self.restrictedReferences }
                 if round % 5 == 3 {
-                    request.restriction = try QueryParser.parse("(ffACL.readUsers contains_any 'u1' or createdBy eq 'u1')")
+                    request.restriction = try QueryParser.parse(
+                        "(ffACL.readUsers contains_any 'u1' or createdBy eq 'u1')")
                 }
                 let expected: ListPage
                 do {
@@ -74,17 +78,20 @@ struct QueryDifferentialTests {
     static func difference(_ expected: ListPage, _ actual: ListPage) -> String {
         let text = { (document: [UInt8]) in String(decoding: document, as: UTF8.self) }
         let position =
-            zip(expected.documents, actual.documents).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            zip(expected.documents, actual.documents).enumerated().first { $0.element.0 != $0.element.1 }?
+            .offset
             ?? min(expected.documents.count, actual.documents.count)
         let sqlite = expected.documents.dropFirst(position).prefix(2).map(text)
         let postgres = actual.documents.dropFirst(position).prefix(2).map(text)
-        return "at \(position) SQLite \(sqlite) of \(expected.documents.count) (total \(expected.total ?? -1)), "
+        return
+            "at \(position) SQLite \(sqlite) of \(expected.documents.count) (total \(expected.total ?? -1)), "
             + "PostgreSQL \(postgres) of \(actual.documents.count) (total \(actual.total ?? -1))"
     }
 
     @Test("random(guid) and the by-guid read agree with SQLite on which objects match")
     func randomPickAndByGuid() async throws {
-        let sqlite = try SQLiteStorage(directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString)
+        let sqlite = try SQLiteStorage(
+            directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString)
         defer { Task { await sqlite.close() } }
         try await withPostgresStorage { postgres in
             let objects = DifferentialCorpus.objects()
@@ -95,12 +102,15 @@ struct QueryDifferentialTests {
             let guids = objects.map(\.guid) + ["missing"]
             for text in ["(n gt 1)", "(s gte 'a')", "(tags contains_any 'red')", "(b eq true)"] {
                 guard let filter = try? QueryParser.parse(text) else { continue }
-                let all = try await sqlite.objects.list(ListRequest(collection: "Thing", filter: filter, count: 1000))
+                let all = try await sqlite.objects.list(
+                    ListRequest(collection: "Thing", filter: filter, count: 1000))
                 let matching = Set(all.documents.map(guid(of:)))
-                let byGuid = try await postgres.objects.objects(in: "Thing", guids: guids, restriction: filter)
+                let byGuid = try await postgres.objects.objects(
+                    in: "Thing", guids: guids, restriction: filter)
                 #expect(
                     Set(byGuid.keys) == matching,
-                    "\(text): \(byGuid.filter { !matching.contains($0.key) }.map { String(decoding: $0.value, as: UTF8.self) })")
+                    "\(text): \(byGuid.filter { !matching.contains($0.key) }.map { String(decoding: $0.value, as: UTF8.self) })"
+                )
                 let pick = try await postgres.objects.randomPick(
                     ListRequest(collection: "Thing", filter: filter, includeTotal: true))
                 #expect(pick.total == matching.count)
