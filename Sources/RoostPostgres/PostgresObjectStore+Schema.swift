@@ -78,6 +78,8 @@ extension PostgresObjectStore {
     /// `roost_regex`: the collation regular expressions run under: ICU's root locale where the
     /// server has ICU (Unicode classes and case folding, as NSRegularExpression's ICU), else "C".
     /// `roost_float8`: the double SQLite reads, infinity and zero beyond the range, not an error.
+    /// Both are plain SQL expressions, not STRICT, so that the planner inlines them (a call per
+    /// row costs ten times the expression).
     static let schemaFunctions = #"""
         CREATE FUNCTION roost_jsonb(document text) RETURNS jsonb
         LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $roost$
@@ -120,12 +122,12 @@ extension PostgresObjectStore {
             END IF;
         END $roost$;
         CREATE FUNCTION roost_is_integer(value jsonb) RETURNS boolean
-        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $roost$
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $roost$
             SELECT jsonb_typeof(value) = 'number' AND scale(value::numeric) = 0
             AND value::numeric BETWEEN -9223372036854775808 AND 9223372036854775807
         $roost$;
         CREATE FUNCTION roost_float8(value jsonb) RETURNS float8
-        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $roost$
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $roost$
             SELECT CASE
             WHEN jsonb_typeof(value) <> 'number' THEN NULL
             WHEN abs(value::numeric) >= 1.7976931348623158079372897140530341507993e308

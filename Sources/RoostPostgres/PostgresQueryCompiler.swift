@@ -183,10 +183,14 @@ enum PostgresQueryCompiler {
             return
                 "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" \(raw: symbol) \(text))"
         case .number(let number):
-            // An integer as an integer, else as the double SQLite would read, both sides.
+            // An integer as an integer, else as the double SQLite would read, both sides. CASE,
+            // not AND, guards the casts: the planner may reorder the conditions of a WHERE.
+            let integer = "\(value)::numeric"
             return """
-                (\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'number' AND CASE WHEN roost_is_integer(\(raw: value)) THEN \(raw: value)::numeric \(raw: symbol) \(exactDecimal(number))::numeric \
-                ELSE roost_float8(\(raw: value)) \(raw: symbol) \(doubleValue(number)) END)
+                (CASE WHEN jsonb_typeof(\(raw: value)) = 'number' THEN (CASE WHEN scale(\(raw: integer)) = 0 \
+                AND \(raw: integer) BETWEEN -9223372036854775808 AND 9223372036854775807 \
+                THEN \(raw: integer) \(raw: symbol) \(exactDecimal(number))::numeric \
+                ELSE roost_float8(\(raw: value)) \(raw: symbol) \(doubleValue(number)) END) ELSE false END)
                 """
         }
     }
