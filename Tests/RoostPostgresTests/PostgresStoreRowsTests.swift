@@ -1,8 +1,9 @@
 import Foundation
-import RoostPostgres
 import RoostQuery
 import RoostStore
 import Testing
+
+@testable import RoostPostgres
 
 /// Group members, blob references and claims, field indexes and access facts, on both backends.
 @Suite("Derived rows on both backends")
@@ -86,6 +87,29 @@ struct PostgresStoreRowsTests {
             #expect(try await store.dropIndex(collection: "Post", field: FieldPath("title")!))
             #expect(try await store.dropIndex(collection: "Post", field: FieldPath("title")!) == false)
             #expect(try await store.fieldIndexes().map(\.field) == [long.description])
+        }
+    }
+
+    @Test("a field index serves the compiled equality on its field (the expressions match)")
+    func fieldIndexIsUsed() async throws {
+        try await withPostgresStorage { storage in
+            try await storage.objects.createIndex(collection: "Post", field: FieldPath("author.name")!)
+            for index in 0..<300 {
+                try await storage.objects.insert(
+                    object(
+                        "Post", "p\(index)",
+                        document: #"{"guid":"p\#(index)","author":{"name":"n\#(index)"}}"#))
+            }
+            let condition = try PostgresObjectStore.condition(
+                "Post", .comparison(FieldPath("author.name")!, .eq, .string("alice")))
+            let plan = try await storage.database.write { connection in
+                // A small table: without this the planner rightly prefers a scan.
+                try connection.execute("ANALYZE objects; SET LOCAL enable_seqscan = off")
+                return try connection.query("EXPLAIN SELECT document FROM objects WHERE " + condition) {
+                    $0.text(0) ?? ""
+                }.joined(separator: "\n")
+            }
+            #expect(plan.contains("field:Post:author.name"), "\(plan)")
         }
     }
 
