@@ -28,6 +28,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .systemLibrary(
             name: "CSodium",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
@@ -41,6 +46,8 @@ let package = Package(
         .target(name: "RoostQuery"),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent", "COpenSSL"]),
         .target(name: "RoostStore", dependencies: ["CSQLite", "CRoostSystem", "RoostJSON", "RoostQuery"]),
+        // The PostgreSQL backend: a libpq driver and the stores on it.
+        .target(name: "RoostPostgres", dependencies: ["CLibPQ", "RoostStore", "RoostQuery", "RoostJSON"]),
         .target(
             name: "RoostCore",
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
@@ -66,12 +73,16 @@ let package = Package(
             name: "SessionCheck", dependencies: ["RoostClient", "ExampleSupport"],
             path: "Examples/SessionCheck"),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
-        .target(name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP", "CRoostSystem"]),
+        .target(
+            name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP", "RoostPostgres", "CRoostSystem"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
+        .testTarget(
+            name: "RoostPostgresTests",
+            dependencies: ["RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostTestSupport"]),
         .testTarget(
             name: "RoostServerTests",
             dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"],

@@ -75,7 +75,7 @@ struct ErrorBoundary: Sendable {
     private static func render(_ roostError: RoostError) -> Response {
         var response = Response.json(roostError.status, roostError.jsonBody)
         switch roostError.code {
-        case "server_busy", "shutting_down":
+        case "server_busy", "shutting_down", "database_unavailable":
             response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 1))
         case "too_many_attempts":
             response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 60))

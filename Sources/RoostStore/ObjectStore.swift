@@ -105,6 +105,8 @@ public struct StoreError: Error, Sendable, Equatable {
         case busy
         /// The store is shutting down.
         case closed
+        /// The database server cannot be reached now (the store reconnects meanwhile).
+        case unavailable
     }
 
     public let kind: Kind
@@ -117,6 +119,8 @@ public struct StoreError: Error, Sendable, Equatable {
     public static let busy = StoreError(kind: .busy)
     /// The store is shutting down.
     public static let closed = StoreError(kind: .closed)
+    /// The database server cannot be reached now.
+    public static let unavailable = StoreError(kind: .unavailable)
     public static let versionChanged = StoreError(kind: .versionChanged)
     /// A file operation failed.
     public static func io(_ detail: String) -> StoreError { StoreError(kind: .io(detail)) }

@@ -31,6 +31,14 @@ public struct SchemaStatus: Sendable {
     /// The highest migration version this build knows.
     public let knownVersion: Int
 
+    public init(applied: [Int], pending: [Migration], unknown: [Int], writtenBy: String?, knownVersion: Int) {
+        self.applied = applied
+        self.pending = pending
+        self.unknown = unknown
+        self.writtenBy = writtenBy
+        self.knownVersion = knownVersion
+    }
+
     /// The highest version recorded in the database; 0 for a new one.
     public var version: Int { applied.last ?? 0 }
 

@@ -20,6 +20,15 @@ extension RoostError {
         status: 503, code: "shutting_down", message: "The server is shutting down; try again in a moment.",
         details: details(["retryAfter": .integer(1)]))
 
+    /// The database server cannot be reached; the server reconnects by itself meanwhile.
+    public static let databaseUnavailable = RoostError(
+        status: 503, code: "database_unavailable",
+        message: "The database cannot be reached right now; try again in a few seconds.",
+        details: details(["retryAfter": .integer(Int64(databaseUnavailableRetryAfter))]))
+
+    /// Seconds a client is told to wait after ``databaseUnavailable``.
+    public static let databaseUnavailableRetryAfter = 5
+
     /// What users see of a store failure that has a meaning for them; nil for the rest (which
     /// the error boundary logs and answers as 500).
     public static func translating(_ error: StoreError) -> RoostError? {
@@ -29,6 +38,7 @@ extension RoostError {
             return queryTimeout(seconds: Double(seconds) + Double(attoseconds) / 1e18)
         case .busy: return readersBusy
         case .closed: return shuttingDown
+        case .unavailable: return databaseUnavailable
         case .notFound, .duplicate, .io, .versionChanged: return nil
         }
     }
