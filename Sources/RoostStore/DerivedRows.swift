@@ -2,20 +2,20 @@ import RoostJSON
 
 /// The rows a write of one object keeps in step beside it: the `group_members` of a group and the
 /// `blob_refs` of its blob members. They are computed from the document before the write, so the
-/// writer's closure only runs SQL.
-struct DerivedRows: Sendable {
+/// writer's closure only runs SQL. Shared by every driver; each writes the rows in its own SQL.
+public struct DerivedRows: Sendable {
     /// Users a group object lists; nil for objects that are not groups.
-    var groupMembers: [String]?
+    public var groupMembers: [String]?
     /// Members whose value is a blob descriptor, with the blob's digest.
-    var blobReferences: [(member: String, sha256: String)]
+    public var blobReferences: [(member: String, sha256: String)]
 
     /// No group members and no blob references: an object that is neither.
-    init() {
+    public init() {
         groupMembers = nil
         blobReferences = []
     }
 
-    init(of object: StoredObject) {
+    public init(of object: StoredObject) {
         let isGroup = object.collection == SQLiteObjectStore.groupCollection
         let mayHoldBlobs = SQLiteObjectStore.mayHoldBlobs(object.document)
         groupMembers = isGroup ? [] : nil

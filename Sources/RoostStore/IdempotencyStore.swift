@@ -161,11 +161,11 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
 
     // Header names and values never hold a newline (the HTTP parser refuses them), so one line a
     // header is unambiguous.
-    static func encodeHeaders(_ headers: [(String, String)]) -> String {
+    public static func encodeHeaders(_ headers: [(String, String)]) -> String {
         headers.map { "\($0.0): \($0.1)" }.joined(separator: "\n")
     }
 
-    static func decodeHeaders(_ text: String) -> [(String, String)] {
+    public static func decodeHeaders(_ text: String) -> [(String, String)] {
         text.split(separator: "\n").compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), String(line[line.index(after: colon)...].dropFirst()))
