@@ -1,6 +1,7 @@
 import Foundation
 import RoostQuery
 import RoostStore
+import RoostTestSupport
 import Testing
 
 @testable import RoostPostgres
@@ -129,6 +130,23 @@ struct PostgresStoreRowsTests {
             #expect(PostgresAccountStore.migrations.allSatisfy { (20...29).contains($0.version) })
             #expect(PostgresIdempotencyStore.migrations.allSatisfy { (30...39).contains($0.version) })
         }
+    }
+
+    @Test("a database that is not UTF8 is refused at startup with a clear error")
+    func refusesOtherEncodings() async throws {
+        let server = try PostgresTestDatabase.serverConfiguration()
+        let name = "roost_latin_" + String(UInt32.random(in: 0...UInt32.max))
+        let admin = try PostgresDatabase(configuration: server, migrations: [])
+        try await admin.read {
+            try $0.execute("CREATE DATABASE \(name) TEMPLATE template0 ENCODING 'LATIN1' LOCALE 'C'")
+        }
+        #expect {
+            _ = try PostgresStorage(configuration: server.replacingDatabase(with: name))
+        } throws: { error in
+            "\(error)".contains("Roost needs a database with UTF8 encoding, not LATIN1")
+        }
+        try await admin.read { try $0.execute("DROP DATABASE IF EXISTS \(name)") }
+        await admin.close()
     }
 
     @Test("values in queries are bound parameters, never spliced into the SQL")
