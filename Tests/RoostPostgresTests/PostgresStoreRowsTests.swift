@@ -91,7 +91,7 @@ struct PostgresStoreRowsTests {
         }
     }
 
-    @Test("a field index serves the compiled equality on its field (the expressions match)")
+    @Test("a field index serves the compiled equality and range on its field (the expressions match)")
     func fieldIndexIsUsed() async throws {
         try await withPostgresStorage { storage in
             try await storage.objects.createIndex(collection: "Post", field: FieldPath("author.name")!)
@@ -101,16 +101,21 @@ struct PostgresStoreRowsTests {
                         "Post", "p\(index)",
                         document: #"{"guid":"p\#(index)","author":{"name":"n\#(index)"}}"#))
             }
-            let condition = try PostgresObjectStore.condition(
-                "Post", .comparison(FieldPath("author.name")!, .eq, .string("alice")))
-            let plan = try await storage.database.write { connection in
-                // A small table: without this the planner rightly prefers a scan.
-                try connection.execute("ANALYZE objects; SET LOCAL enable_seqscan = off")
-                return try connection.query("EXPLAIN SELECT document FROM objects WHERE " + condition) {
-                    $0.text(0) ?? ""
-                }.joined(separator: "\n")
+            func plan(_ comparison: ComparisonOperator, _ name: String) async throws -> String {
+                let condition = try PostgresObjectStore.condition(
+                    "Post", .comparison(FieldPath("author.name")!, comparison, .string(name)))
+                return try await storage.database.write { connection in
+                    // A small table: without this the planner rightly prefers a scan.
+                    try connection.execute("ANALYZE objects; SET LOCAL enable_seqscan = off")
+                    return try connection.query("EXPLAIN SELECT document FROM objects WHERE " + condition) {
+                        $0.text(0) ?? ""
+                    }.joined(separator: "\n")
+                }
             }
-            #expect(plan.contains("field:Post:author.name"), "\(plan)")
+            let equality = try await plan(.eq, "n1")
+            #expect(equality.contains("field:Post:author.name"), "\(equality)")
+            let range = try await plan(.gte, "n98")
+            #expect(range.contains("field:Post:author.name"), "\(range)")
         }
     }
 
