@@ -1,9 +1,18 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+// The floor is the SDK's (RoostClient): apps on iOS 16 / macOS 13 add it by URL. The server's
+// targets use Synchronization.Mutex (macOS 15); they are built on Linux, where the floor does
+// not apply, and an app's build never compiles them (SwiftPM builds only the product's targets).
+// To build the server or the whole test suite on a Mac, set ROOST_SERVER_ON_MACOS=1.
+let serverOnMac = ProcessInfo.processInfo.environment["ROOST_SERVER_ON_MACOS"] != nil
 
 let package = Package(
     name: "Roost",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    platforms: [
+        serverOnMac ? .macOS(.v15) : .macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1),
+    ],
     products: [
         .executable(name: "roost", targets: ["roost"]),
         .library(name: "RoostServer", targets: ["RoostServer"]),
@@ -58,7 +67,7 @@ let package = Package(
                 "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem",
             ]),
         // The SDK: Foundation only, never a server module.
-        .target(name: "RoostClient"),
+        .target(name: "RoostClient", resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Examples/: the seeds' apps on the SDK, each also run by the end-to-end tests.
         .target(name: "ExampleSupport", dependencies: ["RoostClient"], path: "Examples/ExampleSupport"),
         .executableTarget(
@@ -74,7 +83,8 @@ let package = Package(
             path: "Examples/SessionCheck"),
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(
-            name: "RoostTestSupport", dependencies: ["RoostServer", "RoostHTTP", "RoostPostgres", "CRoostSystem"]),
+            name: "RoostTestSupport",
+            dependencies: ["RoostServer", "RoostHTTP", "RoostPostgres", "CRoostSystem"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
@@ -82,15 +92,28 @@ let package = Package(
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
         .testTarget(
             name: "RoostPostgresTests",
-            dependencies: ["RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostTestSupport"]),
+            dependencies: [
+                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostTestSupport",
+            ]),
         .testTarget(
             name: "RoostServerTests",
             dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"],
             // The TLS tests' Python client, run as a child process.
             exclude: ["tls_client.py"]),
+        // The SDK's own rules on scripted answers: no server module, so they run on Apple platforms.
+        .testTarget(name: "RoostClientUnitTests", dependencies: ["RoostClient"]),
+        // The SDK against a real server.
         .testTarget(
             name: "RoostClientTests",
             dependencies: ["RoostClient", "RoostServer", "RoostCore", "RoostTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+#if os(macOS)
+    // On a Mac without the server's floor, only the tests that need no server module are
+    // declared, so `swift test` there runs the SDK's unit tests.
+    if !serverOnMac {
+        package.targets.removeAll { $0.type == .test && $0.name != "RoostClientUnitTests" }
+    }
+#endif

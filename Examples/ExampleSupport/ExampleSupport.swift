@@ -59,13 +59,13 @@ public struct ExampleCommand: Sendable {
 
     /// A client keeping its state in ``state``; writes are sent by the command, not in the
     /// background, since the process ends when the command does.
-    public func makeClient(configure: (inout RoostConfiguration) -> Void = { _ in }) throws -> RoostClient {
+    public func makeClient(configure: (inout RoostConfiguration) -> Void = { _ in }) throws -> Roost {
         var configuration = RoostConfiguration(
             serverURL: server, storageFolder: state,
             credentialStore: FileCredentialStore(path: state + "/credential.json"), requestTimeout: 10)
         configuration.deliversInBackground = false
         configure(&configuration)
-        return try RoostClient(configuration: configuration)
+        return try Roost(configuration: configuration)
     }
 
     static func fail(_ message: String, usage: String) -> Never {

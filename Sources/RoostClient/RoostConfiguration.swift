@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a ``RoostClient`` reaches its server and where it keeps its state.
+/// How a ``Roost`` reaches its server and where it keeps its state.
 public struct RoostConfiguration: Sendable {
     /// The server's root URL, e.g. `https://api.example.com`.
     public var serverURL: URL
@@ -25,8 +25,12 @@ public struct RoostConfiguration: Sendable {
     public var cacheLimit = 20 * 1024 * 1024
     /// The cache policy of reads that do not name one.
     public var defaultCachePolicy = CachePolicy.networkElseCache
+    /// How a query never answered on this device is answered while the server cannot be reached.
+    public var offlineQueries = OfflineQueryPolicy.answerFromCachedObjects
+    /// What a queued update does when the same field was changed elsewhere since it was read.
+    public var conflictPolicy = ConflictPolicy.serverWins
     /// Whether queued writes are sent in the background as soon as the client exists; tests and
-    /// command-line tools may prefer to call ``RoostClient/flush()`` themselves.
+    /// command-line tools may prefer to call ``Roost/flush()`` themselves.
     public var deliversInBackground = true
 
     /// A configuration with the platform's defaults: state under Application Support (on Linux

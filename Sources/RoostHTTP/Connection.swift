@@ -53,6 +53,8 @@ final class Connection: @unchecked Sendable {
     var handshaking: Bool
     /// TLS failed on this connection, so no close_notify may be sent.
     var tlsFailed = false
+    /// The response being streamed (see Connection+Streaming.swift); the connection ends with it.
+    var streaming: ResponseStream?
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
         secure = loop.server.configuration.tls != nil
@@ -81,6 +83,8 @@ final class Connection: @unchecked Sendable {
     var isIdle: Bool { !handling && parser.isIdle && !closeAfterWrite }
 
     func close() {
+        streaming?.end()
+        streaming = nil
         bodySink?.discard()
         bodySink = nil
         releaseUploadSlot()
@@ -232,12 +236,18 @@ final class Connection: @unchecked Sendable {
     }
 
     private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
-        handling = false
         handlerTask = nil
         // The client went away while the handler ran; its answer has nowhere to go.
-        guard bev != nil else { return }
+        guard bev != nil, !peerClosed || response.stream == nil else {
+            handling = false
+            response.stream?.end()
+            return
+        }
+        if let stream = response.stream, takeStream(stream, request, response, started: started) { return }
+        handling = false
         let keepOpen =
             keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
+            && response.stream == nil
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
         if let file = response.file, request.method != .head, let bev,
@@ -310,7 +320,7 @@ final class Connection: @unchecked Sendable {
             request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
 
-    private func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
+    func serialize(_ response: Response, omitBody: Bool, keepAlive: Bool) -> [UInt8] {
         response.wireBytes(
             omitBody: omitBody, keepAlive: keepAlive, date: loop.dateCache.current,
             strictTransportSecurityLine: loop.server.strictTransportSecurityLine)
@@ -318,7 +328,7 @@ final class Connection: @unchecked Sendable {
 
     /// Sends at once when nothing is queued (saving the loop a round of epoll calls), and queues
     /// whatever the socket does not take.
-    private func write(_ bytes: [UInt8]) {
+    func write(_ bytes: [UInt8]) {
         guard let bev, let output = bufferevent_get_output(bev) else { return }
         bytes.withUnsafeBytes { buffer in
             var sent = 0
@@ -338,7 +348,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Runs the end-of-write step now when the direct send left nothing queued.
-    private func drainedIfFlushed() {
+    func drainedIfFlushed() {
         guard let bev, let output = bufferevent_get_output(bev), evbuffer_get_length(output) == 0 else {
             return
         }
@@ -348,6 +358,7 @@ final class Connection: @unchecked Sendable {
     private var lingerAfterWrite = false
 
     private func drained() {
+        streaming?.outputChanged(0)
         if waitingForDrain, let bev {
             waitingForDrain = false
             bufferevent_setwatermark(bev, roost_ev_write(), 0, 0)
@@ -369,7 +380,7 @@ final class Connection: @unchecked Sendable {
 
     private func failed(_ events: Int16) {
         if secure && tlsEvent(events) { return }
-        if lingerUntil != nil {
+        if lingerUntil != nil || streaming != nil {
             close()
             return
         }

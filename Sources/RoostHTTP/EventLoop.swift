@@ -152,6 +152,10 @@ final class EventLoop: @unchecked Sendable {
             isDraining = true
             if let listener { evconnlistener_disable(listener) }
             for connection in connections.values where connection.isIdle { connection.close() }
+            // Streams never finish on their own: they end now, after what they have sent.
+            for connection in Array(connections.values) where connection.streaming != nil {
+                connection.endStream()
+            }
         }
     }
 

@@ -8,6 +8,9 @@ public struct Response: Sendable {
     public var body: [UInt8]
     /// A file range sent instead of ``body`` (which must then be empty).
     public var file: ResponseFile?
+    /// A body produced over time instead of ``body``: sent without a length, the connection
+    /// closing when it ends.
+    public var stream: ResponseStream?
     /// The route pattern that produced this response, for metrics; never sent.
     public var route: String?
 

@@ -13,7 +13,7 @@ extension Response {
             head += field.value
             head += "\r\n"
         }
-        if status != 204 && status != 304 && !(100..<200).contains(status) {
+        if status != 204 && status != 304 && !(100..<200).contains(status) && stream == nil {
             head += "Content-Length: \(file?.length ?? body.count)\r\n"
         }
         head += "Date: \(date)\r\n"

@@ -3,8 +3,9 @@ import Foundation
 
 /// Where the PostgreSQL database is and how Roost uses it.
 public struct PostgresConfiguration: Sendable {
-    /// A postgres:// or postgresql:// URL, or libpq's key=value string, as given.
-    public var connectionString: String
+    /// A postgres:// or postgresql:// URL, or libpq's key=value string, as given (set only by
+    /// parsing, so that ``redacted`` always knows the password).
+    public private(set) var connectionString: String
     /// Connections in the pool, each on its own thread.
     public var poolSize: Int = 8
     /// Jobs that may wait for a connection; beyond it a job fails at once with `StoreError.busy`.

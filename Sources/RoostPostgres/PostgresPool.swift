@@ -102,9 +102,14 @@ final class PostgresPool: Sendable {
                     continue
                 }
                 do {
-                    let ready = try readyConnection(connection)
+                    var ready = try readyConnection(connection)
                     connection = ready
-                    job.run(on: ready)
+                    if !job.run(on: ready, mayRetry: true) {
+                        // The connection died before the job did anything: once more on a new one.
+                        ready = try readyConnection(nil)
+                        connection = ready
+                        _ = job.run(on: ready, mayRetry: false)
+                    }
                     ready.cancelHandle.waitForSends()
                     if ready.isInTransaction { try? ready.execute("ROLLBACK") }
                 } catch {
@@ -194,7 +199,9 @@ final class PostgresPool: Sendable {
 
 /// A queued job as the threads see it.
 protocol PoolJob: AnyObject, Sendable {
-    func run(on connection: PostgresConnection)
+    /// Runs the job and resumes its caller; false (without resuming) when `mayRetry` and the
+    /// connection turned out dead at the job's BEGIN, before anything reached the server.
+    func run(on connection: PostgresConnection, mayRetry: Bool) -> Bool
     func fail(_ error: any Error)
 }
 
@@ -266,14 +273,16 @@ private final class Job<T: Sendable>: PoolJob {
         self.continuation = Mutex(continuation)
     }
 
-    func run(on connection: PostgresConnection) {
+    func run(on connection: PostgresConnection, mayRetry: Bool) -> Bool {
         guard control.begin(connection.cancelHandle) else {
             finish(.failure(CancellationError()))
-            return
+            return true
         }
         let outcome = Result { try execute(on: connection) }
         let cancelled = control.end()
+        if mayRetry, !cancelled, case .failure(let error) = outcome, error is DeadBeforeBegin { return false }
         finish(outcome.mapError { translate($0, cancelled: cancelled, connection: connection) })
+        return true
     }
 
     func fail(_ error: any Error) { finish(.failure(error)) }
@@ -284,10 +293,15 @@ private final class Job<T: Sendable>: PoolJob {
     }
 
     private func execute(on connection: PostgresConnection) throws -> T {
-        switch mode {
-        case .plain: return try body(connection)
-        case .transaction: try connection.execute("BEGIN")
-        case .snapshot: try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        do {
+            switch mode {
+            case .plain: return try body(connection)
+            case .transaction: try connection.execute("BEGIN")
+            case .snapshot: try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            }
+        } catch let error as PostgresError where mode != .plain && error.isConnectionFailure {
+            // Safe to run again elsewhere: a transaction that never began changed nothing.
+            throw DeadBeforeBegin(underlying: error)
         }
         do {
             let result = try body(connection)
@@ -302,6 +316,7 @@ private final class Job<T: Sendable>: PoolJob {
     /// What the caller sees of a failure: cancellation, the statement deadline, or the server gone.
     private func translate(_ error: any Error, cancelled: Bool, connection: PostgresConnection) -> any Error {
         if cancelled { return CancellationError() }
+        if error is DeadBeforeBegin { return StoreError.unavailable }
         if let error = error as? PostgresError {
             if error.isQueryCanceled { return StoreError.timeout(after: timeout) }
             if error.isConnectionFailure { return StoreError.unavailable }
@@ -309,4 +324,9 @@ private final class Job<T: Sendable>: PoolJob {
         if !connection.isConnected { return StoreError.unavailable }
         return error
     }
+}
+
+/// The connection was found dead when the job's transaction was to begin.
+private struct DeadBeforeBegin: Error {
+    let underlying: PostgresError
 }

@@ -68,6 +68,8 @@ public struct ServerConfiguration: Sendable {
     public var redirectHTTPPort: Int?
     /// Whether answers over TLS carry `Strict-Transport-Security: max-age=31536000` (`--hsts`).
     public var strictTransportSecurity = true
+    /// The realtime streams' limits and the change log's retention (`--events-*`).
+    public var events = EventLimits()
 
     public init() {}
 }
@@ -84,6 +86,8 @@ public final class Application: Sendable {
     private let accounts: AccountService
     private let blobIO: BackgroundWorkers
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// The realtime change feed behind `GET /ff/events`.
+    public let changeFeed: ChangeFeed
     /// The app definition in force.
     public let definitions: AppDefinitionSource
     /// Where everything the server has to say goes, besides the access log.
@@ -131,7 +135,13 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
         AdminRoutes(accounts: accounts).register(in: &router)
-        SystemRoutes(metrics: metrics, storage: storage).register(in: &router.router)
+        changeFeed = ChangeFeed(
+            log: storage.changeLog, definitions: definitions, limits: configuration.events,
+            tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
+            refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
+            logger: { [logger] line in logger.error(line) })
+        EventRoutes(feed: changeFeed).register(in: &router)
+        SystemRoutes(metrics: metrics, storage: storage, feed: changeFeed).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -208,6 +218,7 @@ public final class Application: Sendable {
             throw error
         }
         startBlobSweeps()
+        changeFeed.start()
     }
 
     /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
@@ -279,7 +290,7 @@ public final class Application: Sendable {
     /// Whether the server speaks TLS.
     public var isSecure: Bool { tls != nil }
 
-    /// Finishes requests in flight, then stops and joins everything it started: the blob sweeper,
+    /// Finishes requests in flight, then stops and joins everything it started: the blob sweeper, the change feed,
     /// the event loops, the blob workers, the database's writer and readers (closing every
     /// connection, which checkpoints the WAL and removes it).
     public func shutdown() async {
@@ -290,6 +301,8 @@ public final class Application: Sendable {
         sweep?.cancel()
         await sweep?.value
         await redirectServer?.shutdown()
+        // Streams end first, each told why; then the server drains what is left.
+        await changeFeed.shutdown()
         await server.shutdown()
         await blobIO.stop()
         await storage.close()
@@ -300,15 +313,22 @@ public final class Application: Sendable {
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
     let storage: any Storage
+    let feed: ChangeFeed
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, storage] _ in
+        router.on(.get, "/metrics") { [metrics, storage, feed] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
             if !text.hasSuffix("\n") { text += "\n" }
             text += storage.metrics()
+            text += """
+                # HELP roost_event_streams Open realtime event streams (GET /ff/events).
+                # TYPE roost_event_streams gauge
+                roost_event_streams \(feed.streamCount)
+
+                """
             return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }

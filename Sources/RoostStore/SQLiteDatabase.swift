@@ -78,6 +78,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     }
 
     private let queue = WriteQueue()
+    /// Told after every commit (the change log's readers wake on it).
+    private let commitObservers = CommitObservers()
     /// Writes waiting for the writer, for tests that line jobs up in one batch.
     var queuedWriteCount: Int { queue.state.withLock { $0.jobs.count } }
     /// Idle point-read connections; nil once closed.
@@ -118,8 +120,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
             throw error
         }
         let wal = WALPolicy(path: path + "-wal", bound: walCheckpointBytes)
-        let thread = Thread { [writer, queue] in
-            Self.writerLoop(writer: writer, queue: queue, wal: wal)
+        let thread = Thread { [writer, queue, commitObservers] in
+            Self.writerLoop(writer: writer, queue: queue, wal: wal, observers: commitObservers)
         }
         thread.name = "roost-writer"  // at most 15 bytes, or the kernel keeps no name
         thread.start()
@@ -232,7 +234,14 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 
-    private static func writerLoop(writer: SQLiteConnection, queue: WriteQueue, wal: WALPolicy) {
+    /// Calls `observer` on the writer thread after every commit; it must return at once.
+    public func observeCommits(_ observer: @escaping @Sendable () -> Void) {
+        commitObservers.add(observer)
+    }
+
+    private static func writerLoop(
+        writer: SQLiteConnection, queue: WriteQueue, wal: WALPolicy, observers: CommitObservers
+    ) {
         var closing = false
         while !closing {
             queue.wake.wait()
@@ -248,7 +257,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
                 var start = 0
                 while start < waiting.count {
                     let end = min(start + maximumBatch, waiting.count)
-                    commit(waiting[start..<end], on: writer)
+                    if commit(waiting[start..<end], on: writer) { observers.notify() }
                     wal.checkpointIfNeeded(writer)
                     start = end
                 }
@@ -263,12 +272,13 @@ public final class SQLiteDatabase: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private static func commit(_ batch: ArraySlice<any PendingWrite>, on writer: SQLiteConnection) {
+    /// Runs a batch in one transaction; true when it committed.
+    private static func commit(_ batch: ArraySlice<any PendingWrite>, on writer: SQLiteConnection) -> Bool {
         do {
             try writer.execute("BEGIN IMMEDIATE")
         } catch {
             for job in batch { job.complete(commitError: error) }
-            return
+            return false
         }
         for job in batch {
             do {
@@ -281,7 +291,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
                 guard writer.isInTransaction else {
                     let error = writer.lastFailure ?? SQLiteError(code: 4, message: "transaction rolled back")
                     for job in batch { job.complete(commitError: error) }
-                    return
+                    return false
                 }
                 guard succeeded else { throw JobFailed() }
                 try writer.execute("RELEASE roost_write")
@@ -292,10 +302,25 @@ public final class SQLiteDatabase: @unchecked Sendable {
         do {
             try writer.execute("COMMIT")
             for job in batch { job.complete(commitError: nil) }
+            return true
         } catch {
             try? writer.execute("ROLLBACK")
             for job in batch { job.complete(commitError: error) }
+            return false
         }
+    }
+}
+
+/// Who is told of commits; registered once at start, read by the writer after each commit.
+private final class CommitObservers: Sendable {
+    private let observers = Mutex<[@Sendable () -> Void]>([])
+
+    func add(_ observer: @escaping @Sendable () -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    func notify() {
+        for observer in observers.withLock({ $0 }) { observer() }
     }
 }
 

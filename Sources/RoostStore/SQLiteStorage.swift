@@ -6,10 +6,12 @@ public final class SQLiteStorage: Storage {
     public let objects: SQLiteObjectStore
     public let accounts: SQLiteAccountStore
     public let idempotencyKeys: SQLiteIdempotencyStore
+    public let changes: SQLiteChangeLog
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
+    public var changeLog: any ChangeLog { changes }
 
     public func metrics() -> String {
         """
@@ -27,7 +29,7 @@ public final class SQLiteStorage: Storage {
     /// The whole schema, in order.
     public static let migrations =
         SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
-        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations
+        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations + SQLiteChangeLog.migrations
 
     /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
     public static let fileName = "roost.sqlite"
@@ -40,6 +42,7 @@ public final class SQLiteStorage: Storage {
         objects = SQLiteObjectStore(database: database)
         accounts = SQLiteAccountStore(database: database)
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
+        changes = SQLiteChangeLog(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

@@ -52,6 +52,8 @@ public protocol Storage: Sendable {
     var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { get }
     var accountStore: any AccountStore { get }
     var idempotencyStore: any IdempotencyStore { get }
+    /// The log every object write appends to, which realtime streams read.
+    var changeLog: any ChangeLog { get }
     /// Lines for `/metrics` in Prometheus' text format, each ending in a newline; may be empty.
     func metrics() -> String
     /// Finishes the work in flight and closes every connection.

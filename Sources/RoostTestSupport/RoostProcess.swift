@@ -108,7 +108,10 @@ public func runProgram(_ path: String, _ arguments: [String], input: String = ""
         close(stdout.write)
         close(stderr.write)
         let writer = FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true)
-        writer.write(Data(input.utf8))
+        // A child that exits before reading its input (a refused command) must not kill the test
+        // process with SIGPIPE, which is ignored only once a server has started in it.
+        signal(SIGPIPE, SIG_IGN)
+        try? writer.write(contentsOf: Data(input.utf8))
         try writer.close()
         // Standard error is read on another thread so a chatty child never blocks on a full pipe.
         let errorOutput = Mutex(Data())

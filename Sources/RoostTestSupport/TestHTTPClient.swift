@@ -157,6 +157,20 @@ public final class RawConnection: @unchecked Sendable {
         (try? await offCooperativePool { self.waitForClose(timeout: timeout) }) ?? false
     }
 
+    /// What has arrived and not been read yet, waiting for more when nothing has; nil once the
+    /// server closed the connection with nothing left to read.
+    public func receiveChunk() throws -> [UInt8]? {
+        if buffer.isEmpty {
+            do { try receiveMore() } catch let error as TestClientError
+                where error.description.contains("closed")
+            {
+                return nil
+            }
+        }
+        defer { buffer = [] }
+        return buffer
+    }
+
     private func receiveMore() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = recv(fd, &chunk, chunk.count, 0)

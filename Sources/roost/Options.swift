@@ -17,7 +17,9 @@ struct ServeOption: Sendable {
     let help: String
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
-    static let all: [ServeOption] = [
+    static let all: [ServeOption] = general + events
+
+    static let general: [ServeOption] = [
         ServeOption(
             flag: "--host", variable: "ROOST_HOST", valueName: "ADDRESS",
             help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all)"

@@ -23,7 +23,7 @@ struct Micropost: RoostModel {
 func makeClient(
     port: Int, storage: String = TestServer.makeTemporaryDirectory(), transport: (any Transport)? = nil,
     credentials: (any CredentialStore)? = nil, background: Bool = false, cacheLimit: Int = 1 << 20
-) throws -> RoostClient {
+) throws -> Roost {
     let url = URL(string: "http://127.0.0.1:\(port)")!
     var configuration = RoostConfiguration(
         serverURL: url, storageFolder: storage,
@@ -33,37 +33,7 @@ func makeClient(
     configuration.offlineRetryInterval = .milliseconds(100)
     configuration.deliversInBackground = background
     configuration.cacheLimit = cacheLimit
-    return try RoostClient(configuration: configuration)
-}
-
-/// Answers from a script, recording what was asked: for unit tests without a server.
-final class ScriptedTransport: Transport {
-    private let script: Mutex<[Result<TransportResponse, RoostError>]>
-    private let sent = Mutex<[TransportRequest]>([])
-
-    init(_ script: [Result<TransportResponse, RoostError>]) {
-        self.script = Mutex(script)
-    }
-
-    var requests: [TransportRequest] { sent.withLock { $0 } }
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        sent.withLock { $0.append(request) }
-        let next = script.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        guard let next else {
-            throw RoostError(status: nil, code: "network_unreachable", message: "script ended")
-        }
-        return try next.get()
-    }
-
-    static func json(_ status: Int, _ body: String, headers: [String: String] = [:]) -> Result<
-        TransportResponse, RoostError
-    > {
-        .success(TransportResponse(status: status, headers: headers, body: Data(body.utf8)))
-    }
-
-    static let unreachable = Result<TransportResponse, RoostError>.failure(
-        RoostError(status: nil, code: "network_unreachable", message: "down"))
+    return try Roost(configuration: configuration)
 }
 
 /// Forwards to the real server, but loses the answers of the requests `losing` says, after the

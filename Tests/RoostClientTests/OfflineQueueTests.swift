@@ -37,7 +37,7 @@ import Testing
         await client.close()
         let relaunched = try makeClient(port: port, storage: storage)
         #expect(
-            await relaunched.pendingOperations.map(\.kind) == [.create, .patch, .replace, .replace, .delete])
+            await relaunched.pendingOperations.map(\.kind) == [.create, .patch, .patch, .patch, .delete])
 
         let restarted = try await makeServer(port: port, dataDirectory: server.dataDirectory)
         let result = await relaunched.flush()

@@ -12,12 +12,15 @@ let openDefinition =
 
 /// A server for SDK tests: open rules, cheap password hashing, an optional fixed port (to restart
 /// on the same address) and data folder.
-func makeServer(port: Int = 0, dataDirectory: String? = nil, definition: String = openDefinition) async throws
+func makeServer(
+    port: Int = 0, dataDirectory: String? = nil, definition: String = openDefinition, maxBlobBytes: Int? = nil
+) async throws
     -> TestServer
 {
     let parsed = try AppDefinition.parse(Array(definition.utf8))
     return try await TestServer(dataDirectory: dataDirectory) { configuration in
         configuration.port = port
+        if let maxBlobBytes { configuration.maxBlobBytes = maxBlobBytes }
         configuration.appDefinition = parsed
         configuration.passwordHasher = PasswordHasher.cheapForTests()
     }

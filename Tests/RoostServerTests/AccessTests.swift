@@ -174,11 +174,19 @@ struct AccessTests {
         "n eq '3'", "createdBy eq @user.guid or tags contains_any @user.groups",
     ]
 
-    @Test("a list (SQL) and single reads (in memory) agree on every rule", arguments: differentialRules)
+    @Test(
+        "a list (SQL), single reads (in memory) and event streams (in memory) agree on every rule",
+        arguments: differentialRules)
     func listAndReadAgree(_ rule: String) async throws {
-        let definition = #"{"collections":{"Doc":{"rules":{"read":"\#(rule)","create":"public"}}}}"#
+        let definition =
+            #"{"collections":{"Doc":{"rules":{"read":"\#(rule)","create":"public"}},"Marker":{"rules":{"read":"public"}}}}"#
         let world = try await PermissionWorld.make(definition: definition)
         let bob = world.guids[.other]!
+        var streams: [Role: EventStreamReader] = [:]
+        for role in [Role.anonymous, .other, .member] {
+            streams[role] = try await subscribe(
+                world.server, "subscribe=Doc&subscribe=Marker", headers: world.headers(role))
+        }
         var generator = SystemRandomNumberGenerator()
         let values = [#"1"#, #"2"#, #"3"#, #"3.5"#, #""3""#, "true", "null", #""a""#, #"["x"]"#, #"{"k":1}"#]
         for index in 0..<60 {
@@ -204,6 +212,17 @@ struct AccessTests {
                 readable.insert("d\(index)")
             }
             #expect(listed == readable, "\(rule) as \(role)")
+            // The stream heard of exactly the objects the list shows, before the marker.
+            if role == .anonymous {
+                _ = try await world.send(.admin, "POST", "/ff/resources/Marker", json: "{}")
+            }
+            var heard = Set<String>()
+            while let event = try await streams[role]!.next(), event.json["ffUrl"] as? String != nil,
+                !(event.json["ffUrl"] as! String).hasPrefix("/ff/resources/Marker/")
+            {
+                heard.insert(event.guid ?? "")
+            }
+            #expect(heard == listed, "\(rule) as \(role): events")
         }
         await world.server.stop()
     }

@@ -38,7 +38,7 @@ public struct RoostUser: RoostModel, Equatable {
     }
 }
 
-extension RoostClient {
+extension Roost {
     private struct AuthAnswer: Decodable {
         let user: RoostUser
         let token: String

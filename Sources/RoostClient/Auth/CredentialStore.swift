@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Security)
     import Security
@@ -34,7 +33,7 @@ public protocol CredentialStore: Sendable {
 
 /// Keeps the credential in memory only: for tests and apps that log in at every launch.
 public final class InMemoryCredentialStore: CredentialStore {
-    private let stored = Mutex<Credential?>(nil)
+    private let stored = Locked<Credential?>(nil)
 
     /// A store holding `credential`, or nothing.
     public init(_ credential: Credential? = nil) {

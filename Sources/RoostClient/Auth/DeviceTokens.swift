@@ -16,7 +16,7 @@ public struct DeviceToken: Codable, Sendable, Equatable {
     public let current: Bool?
 }
 
-extension RoostClient {
+extension Roost {
     /// Seed 003's `POST /ff/tokens`: logs in with an email or user name and adopts the token,
     /// bound to this device (and `manufacturerId`, if given).
     @discardableResult

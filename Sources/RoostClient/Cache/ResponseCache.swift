@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How a read uses the disk cache.
 public enum CachePolicy: Sendable {
@@ -42,7 +41,7 @@ final class ResponseCache: Sendable {
 
     let folder: String
     let limit: Int
-    private let index = Mutex(Index())
+    private let index = Locked(Index())
 
     init(folder: String, limit: Int) throws {
         self.folder = folder
@@ -105,6 +104,20 @@ final class ResponseCache: Sendable {
             return evicted
         }
         for name in evicted { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
+    }
+
+    /// Every cached answer whose path starts with `prefix`, for answering a query offline from
+    /// what was read before. Reads each entry's file once; bounded by the cache's size limit.
+    func entries(under prefix: String) -> [(path: String, entry: Entry)] {
+        let names = index.withLock { $0.order }
+        return names.compactMap { name in
+            guard let data = FileManager.default.contents(atPath: folder + "/" + name),
+                let newline = data.firstIndex(of: UInt8(ascii: "\n")),
+                let header = try? JSONDecoder().decode(Header.self, from: data[..<newline]),
+                header.path.hasPrefix(prefix)
+            else { return nil }
+            return (header.path, Entry(etag: header.etag, body: Data(data[data.index(after: newline)...])))
+        }
     }
 
     /// Forgets one resource (after a write to it).

@@ -49,16 +49,37 @@ public struct Stored<Model: RoostModel>: Sendable, Decodable {
     public var value: Model
     /// Roost's fields.
     public let metadata: ObjectMetadata
+    /// Whether the object shows writes made on this device that wait in the offline queue (a
+    /// queued create, update or patch), as Firestore's `hasPendingWrites`.
+    public internal(set) var hasPendingWrites = false
+    /// Where the read found the object: the server, the disk cache, or only this device.
+    public internal(set) var origin = ReadOrigin.server
+    /// The object as read, metadata included: what queued writes are applied to.
+    let document: [String: JSON]?
+    /// The model as read: what an update diffs against, so it sends only the fields that
+    /// changed (and never touches fields the model does not know). Nil when the app made it.
+    let original: Model?
 
     /// An object from its parts.
     public init(value: Model, metadata: ObjectMetadata) {
         self.value = value
         self.metadata = metadata
+        document = nil
+        original = nil
+    }
+
+    init(value: Model, metadata: ObjectMetadata, document: [String: JSON]) {
+        self.value = value
+        self.metadata = metadata
+        self.document = document
+        original = value
     }
 
     public init(from decoder: any Decoder) throws {
         value = try Model(from: decoder)
         metadata = try ObjectMetadata(from: decoder)
+        if case .object(let fields) = try JSON(from: decoder) { document = fields } else { document = nil }
+        original = value
     }
 
     /// A property of the model.
@@ -79,7 +100,23 @@ public struct Stored<Model: RoostModel>: Sendable, Decodable {
     public var ref: Ref<Model> { Ref(guid: metadata.guid) }
 }
 
-extension Stored: Equatable where Model: Equatable {}
+extension Stored: Equatable where Model: Equatable {
+    /// Equal when the model, the metadata and the pending-writes mark are.
+    public static func == (lhs: Stored, rhs: Stored) -> Bool {
+        lhs.value == rhs.value && lhs.metadata == rhs.metadata && lhs.hasPendingWrites == rhs.hasPendingWrites
+    }
+}
+
+/// Where a read's answer came from.
+public enum ReadOrigin: Sendable, Equatable {
+    /// The server, just now (a 304 revalidation counts: the server vouched for the copy).
+    case server
+    /// The disk cache: the server could not be reached, or ``CachePolicy/cacheElseNetwork``.
+    case cache
+    /// Only this device: a queued create, or a query the server never answered, evaluated on
+    /// cached objects (``OfflineQueryPolicy/answerFromCachedObjects``).
+    case device
+}
 
 /// A reference to an object of another collection, stored as `{"ffUrl": …}`. When read with
 /// `depthRef`, the referenced object comes inlined in ``object``.
@@ -152,6 +189,10 @@ public enum WriteOutcome<Model: RoostModel>: Sendable {
 
 /// Where a delete ended up.
 public enum DeleteOutcome: Sendable, Equatable {
+    /// The server deleted it.
     case deleted
+    /// The server had no such object (never created, or already deleted elsewhere).
+    case notFound
+    /// It waits in the offline queue.
     case queued(QueuedOperation)
 }

@@ -17,6 +17,8 @@ struct DeliveryState {
     /// Writes whose caller waits for their first attempt, and what came of it.
     var awaited: Set<String> = []
     var results: [String: OperationResult] = [:]
+    /// Progress handlers of uploads whose caller waits for them.
+    var progress: [String: ProgressHandler] = [:]
     /// The write whose owner was last reported as needed, so the event is not repeated.
     var reportedLoginWait: String?
 }
@@ -48,7 +50,7 @@ public struct FlushResult: Sendable, Equatable {
     }
 }
 
-extension RoostClient {
+extension Roost {
     /// Writes waiting in the queue, oldest first (for a "not yet sent" badge).
     public var pendingOperations: [QueuedOperation] { log.operations }
 
@@ -138,19 +140,32 @@ extension RoostClient {
         }
     }
 
+    /// How many times one pass rebases writes on the server's newer versions before it waits.
+    static var rebasesPerPass: Int { 5 }
+
     /// One pass over the queue, oldest first.
     private func deliverPending() async -> FlushResult {
         var result = FlushResult()
-        while let operation = log.operations.first {
+        // A server that keeps moving on (or keeps answering 412) must not hold a pass forever.
+        var rebases = 0
+        while var operation = log.operations.first {
             if let owner = operation.owner, owner != credential?.userGuid {
                 reportLoginWait(operation)
                 result.state = .waitingForLogin
                 return result
             }
+            operation.attempts += 1
+            // Counted before sending, so a crash mid-send still counts; losing the count costs nothing.
+            try? log.store(operation)
             let outcome: Result<TransportResponse, RoostError>
             do {
-                let request = operation.request(body: log.body(of: operation))
-                outcome = .success(try await send(request, owner: .some(operation.owner)))
+                // A body kept in a file is streamed from it, never read whole.
+                let file = log.bodyFileURL(of: operation)
+                let request = operation.request(body: file == nil ? log.body(of: operation) : nil)
+                outcome = .success(
+                    try await send(
+                        request, owner: .some(operation.owner),
+                        transfer: file.map { .upload($0, delivery.progress[operation.id]) }))
             } catch {
                 outcome = .failure(error as? RoostError ?? RoostError.storageFailed("send", error))
             }
@@ -186,6 +201,25 @@ extension RoostClient {
                 return result
             case .confirmCreate:
                 break
+            case .conflict:
+                rebases += 1
+                if rebases > Self.rebasesPerPass {
+                    result.state = .retrying(after: configuration.retryInterval)
+                    return result
+                }
+                switch await settleConflict(operation) {
+                case .resend: continue
+                case .settled(let current):
+                    finish(operation, with: .delivered(current))
+                    result.delivered += 1
+                case .drop(let error):
+                    finish(operation, with: .dropped(error))
+                    result.failed += 1
+                case .retry(let reachable):
+                    result.state = .retrying(
+                        after: reachable ? configuration.retryInterval : configuration.offlineRetryInterval)
+                    return result
+                }
             }
         }
         return result

@@ -86,6 +86,25 @@ final class OperationLog {
         return stored
     }
 
+    /// Stores a new upload whose bytes are in `file`, copied beside the queue first (streamed by
+    /// the file system, never whole in memory).
+    func add(_ operation: QueuedOperation, copying file: URL) throws -> QueuedOperation {
+        var stored = operation
+        try FileSystem.makeFolder(bodyFolder)
+        let copy = bodyFolder + "/" + operation.id
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: file.path, toPath: copy)
+        stored.body = nil
+        stored.bodyFile = operation.id
+        try store(stored)
+        return stored
+    }
+
+    /// The file holding an operation's body, when it is kept in one.
+    func bodyFileURL(of operation: QueuedOperation) -> URL? {
+        operation.bodyFile.map { URL(fileURLWithPath: bodyFolder + "/" + $0) }
+    }
+
     /// An operation's body, from the log or its file.
     func body(of operation: QueuedOperation) -> Data? {
         if let body = operation.body { return body }

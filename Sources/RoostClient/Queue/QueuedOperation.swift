@@ -14,7 +14,7 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     /// Position in the queue: writes go out in this order.
     public let sequence: Int64
     /// Create, replace, patch, delete or upload.
-    public let kind: Kind
+    public internal(set) var kind: Kind
     /// The collection written to.
     public let collection: String
     /// The object's guid; for a create it is chosen on the device, so it is usable at once.
@@ -37,6 +37,12 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     public let queuedAt: Date
     /// How many times it has been sent without a final answer.
     public internal(set) var attempts: Int
+    /// The `Idempotency-Key` when it is not ``id``: a write rebased after a conflict is a new
+    /// request (the server recorded the 412 under the old key).
+    var requestKey: String? = nil
+    /// For an update: the model's fields as read, which the patch in ``body`` changes; lets a
+    /// conflict be rebased field by field.
+    public internal(set) var base: [String: JSON]? = nil
 
     var method: String {
         switch kind {
@@ -58,14 +64,14 @@ public struct QueuedOperation: Codable, Sendable, Identifiable, Equatable {
     /// The request to send with `body` (``body``, or what ``bodyFile`` holds); the client adds
     /// the token.
     func request(body: Data?) -> TransportRequest {
-        var headers = ["Idempotency-Key": id]
-        if body != nil { headers["Content-Type"] = contentType ?? "application/json" }
+        var headers = ["Idempotency-Key": requestKey ?? id]
+        if body != nil || bodyFile != nil { headers["Content-Type"] = contentType ?? "application/json" }
         if let expectedVersion { headers["If-Match"] = "\"\(expectedVersion)\"" }
         return TransportRequest(method: method, path: path, headers: headers, body: body)
     }
 }
 
-/// What happened to a queued write, as ``RoostClient/queueEvents()`` reports it.
+/// What happened to a queued write, as ``Roost/queueEvents()`` reports it.
 public enum QueueEvent: Sendable, Equatable {
     /// The write was stored in the queue.
     case queued(QueuedOperation)
@@ -75,6 +81,9 @@ public enum QueueEvent: Sendable, Equatable {
     case failed(QueuedOperation, RoostError)
     /// Delivery waits until the owner of the next write logs in.
     case waitingForLogin(QueuedOperation)
+    /// The object changed on the server since this device read it (412); the report says which
+    /// fields both sides changed and how it was settled. A write dropped by it also gets `.failed`.
+    case conflict(QueuedOperation, ConflictReport)
 }
 
 /// What the server's answer means for a queued write. A value type so the rules are tested
@@ -92,6 +101,8 @@ enum DeliveryVerdict: Equatable {
     case waitForLogin
     /// Refused for good.
     case drop(RoostError)
+    /// The object changed since the write's version (412): rebase it on the server's copy.
+    case conflict
 
     static func judge(_ operation: QueuedOperation, _ outcome: Result<TransportResponse, RoostError>)
         -> DeliveryVerdict
@@ -110,6 +121,11 @@ enum DeliveryVerdict: Equatable {
         // An anonymous write refused for want of a login will never be sent with a token.
         case 401: return operation.owner == nil ? .drop(error) : .waitForLogin
         case 404 where operation.kind == .delete: return .delivered(version: nil)
+        case 412 where operation.kind != .create && operation.kind != .upload: return .conflict
+        // Deleted elsewhere since it was read: reported as a conflict, not a bare failure.
+        case 404
+        where (operation.kind == .patch || operation.kind == .replace) && operation.expectedVersion != nil:
+            return .conflict
         case 409 where operation.kind == .create && error.code == "conflict": return .confirmCreate
         // The server made the write but crashed before recording its answer: done.
         case 409 where error.code == "idempotency_key_lost_answer": return .delivered(version: nil)

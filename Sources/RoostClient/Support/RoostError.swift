@@ -40,8 +40,18 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidQuery = "invalid_query"
         /// Local storage (queue, cache, credentials) failed.
         public static let storageFailed = "storage_failed"
-        /// A queued write was refused by the server for good and dropped.
+        /// The server wants a logged-in user for this request.
         public static let notLoggedIn = "login_required"
+        /// The stored token expired or was revoked; the SDK forgot it.
+        public static let invalidToken = "invalid_token"
+        /// A read found nothing cached while the server could not be reached, and the app chose
+        /// not to answer it from cached objects (``OfflineQueryPolicy/failWithoutCache``).
+        public static let offlineNoCache = "offline_no_cache"
+        /// A queued write met a change made elsewhere to the same fields, and the conflict
+        /// handler gave up; the write was dropped and reported.
+        public static let conflictUnresolved = "conflict_unresolved"
+        /// The server's version of the object moved on (412).
+        public static let versionMismatch = "version_mismatch"
     }
 
     /// Whether sending the same request later may succeed: the network, a timeout, the server's
@@ -65,8 +75,15 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
             let details: [String: JSON]?
         }
         if let body = try? JSONDecoder().decode(Body.self, from: response.body) {
-            return RoostError(
-                status: response.status, code: body.code, message: body.message, details: body.details ?? [:])
+            var details = body.details ?? [:]
+            var message = body.message
+            if let guidance = loginGuidance[body.code] {
+                // The server's sentence speaks HTTP ("send Authorization: Bearer …"); an app
+                // developer needs the SDK's words. The server's stays in the details.
+                details["serverMessage"] = .string(body.message)
+                message = guidance
+            }
+            return RoostError(status: response.status, code: body.code, message: message, details: details)
         }
         return RoostError(
             status: response.status, code: Code.invalidResponse,
@@ -75,10 +92,30 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
+    static let loginGuidance: [String: String] = [
+        Code.notLoggedIn:
+            "You need to be logged in to do this. Call login(userName:password:) (or register) first.",
+        Code.invalidToken:
+            "Your session has expired or was ended on another device; log in again with login(userName:password:).",
+    ]
+
     static func decodingFailed(_ type: Any.Type, _ error: any Error) -> RoostError {
         RoostError(
             status: nil, code: Code.decodingFailed,
-            message: "The answer does not decode as \(type): \(Self.summary(of: error)).")
+            message: "The server's answer does not fit \(type): \(Self.summary(of: error)).")
+    }
+
+    /// An object of a list or read that does not decode into the app's model, named by its
+    /// collection, guid and field.
+    static func undecodable(_ object: UndecodableObject) -> RoostError {
+        RoostError(
+            status: nil, code: Code.decodingFailed,
+            message:
+                "\(object.collection) object \(object.guid) does not fit the app's model: \(object.reason). Make the field optional in the model, or fix the stored object.",
+            details: [
+                "collection": .string(object.collection), "guid": .string(object.guid),
+                "field": object.field.map(JSON.string) ?? .null,
+            ])
     }
 
     static func storageFailed(_ what: String, _ error: any Error) -> RoostError {
@@ -89,14 +126,81 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
-    private static func summary(of error: any Error) -> String {
+    static func summary(of error: any Error, below depth: Int = 0) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.dropFirst(depth).map(\.stringValue).joined(separator: ".")
+        }
         switch error {
-        case DecodingError.keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
-        case DecodingError.typeMismatch(let type, let context):
-            return "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' is not \(type)"
-        case DecodingError.valueNotFound(_, let context):
-            return "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' is null"
+        case DecodingError.keyNotFound(let key, let context):
+            let parent = path(context)
+            return "missing field '\(parent.isEmpty ? key.stringValue : parent + "." + key.stringValue)'"
+        case DecodingError.typeMismatch(let type, let context): return "'\(path(context))' is not \(type)"
+        case DecodingError.valueNotFound(_, let context): return "'\(path(context))' is null"
         default: return "the JSON is malformed"
         }
+    }
+}
+
+extension RoostError: LocalizedError {
+    /// ``message``: a sentence for people, saying what went wrong.
+    public var errorDescription: String? { message }
+
+    /// What the app (or its user) can do about it, when something helps.
+    public var recoverySuggestion: String? {
+        switch code {
+        case Code.notLoggedIn, Code.invalidToken, "invalid_credentials":
+            return "Log in (again) and retry."
+        case Code.networkUnreachable, Code.timeout:
+            return
+                "Check the network connection; writes made with .queueWhenOffline are sent once it is back."
+        case Code.offlineNoCache:
+            return
+                "Read it once while online, or ask for answers from cached objects (OfflineQueryPolicy.answerFromCachedObjects)."
+        case Code.versionMismatch:
+            return "Someone else changed the object since it was read: read it again and reapply the change."
+        case Code.conflictUnresolved:
+            return "Show the conflicting fields (details) to the user and write the chosen values again."
+        case Code.decodingFailed:
+            return "Make the model's fields optional where stored objects may lack them."
+        case Code.storageFailed:
+            return "Free some space on the device."
+        default:
+            return isTransient ? "Try again in a moment." : nil
+        }
+    }
+
+    /// The name of the field a decoding error is about, dotted for nested fields; `below` skips
+    /// the path's first components (the page's `items` and the index).
+    static func field(of error: any Error, below depth: Int = 0) -> String? {
+        let path: [any CodingKey]
+        switch error {
+        case DecodingError.keyNotFound(let key, let context): path = context.codingPath + [key]
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            path = context.codingPath
+        default: return nil
+        }
+        let names = path.dropFirst(depth).filter { $0.intValue == nil }.map(\.stringValue)
+        return names.isEmpty ? nil : names.joined(separator: ".")
+    }
+}
+
+/// An object a read left out (or failed on) because it does not decode into the app's model.
+public struct UndecodableObject: Sendable, Equatable {
+    /// Its collection.
+    public let collection: String
+    /// Its guid.
+    public let guid: String
+    /// The field that does not fit, dotted for nested fields; nil when the object is not JSON.
+    public let field: String?
+    /// What is wrong, in words: "missing field 'text'", "'count' is not Int".
+    public let reason: String
+
+    /// A report from its parts.
+    public init(collection: String, guid: String, field: String?, reason: String) {
+        self.collection = collection
+        self.guid = guid
+        self.field = field
+        self.reason = reason
     }
 }

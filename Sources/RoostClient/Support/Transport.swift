@@ -49,6 +49,14 @@ public protocol Transport: Sendable {
     /// Sends a request and returns the server's answer, whatever its status; throws a
     /// ``RoostError`` with no status when no answer came.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// Sends `request` with the file's bytes as its body, reporting progress.
+    func upload(_ request: TransportRequest, fromFile file: URL, progress: ProgressHandler?) async throws
+        -> TransportResponse
+
+    /// Sends `request`, writing a 2xx answer's body to `file`, reporting progress.
+    func download(_ request: TransportRequest, toFile file: URL, progress: ProgressHandler?) async throws
+        -> TransportResponse
 }
 
 /// ``Transport`` over URLSession, without URLSession's own cache (the SDK keeps its own).
@@ -56,6 +64,7 @@ public struct URLSessionTransport: Transport {
     /// The server requests go to.
     public let serverURL: URL
     private let session: URLSession
+    private let configuration: URLSessionConfiguration
 
     /// A transport to `serverURL` whose requests give up after `timeout` seconds.
     public init(serverURL: URL, timeout: TimeInterval = 30) {
@@ -66,20 +75,13 @@ public struct URLSessionTransport: Transport {
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpCookieStorage = nil
         configuration.urlCredentialStorage = nil
+        self.configuration = configuration
         session = URLSession(configuration: configuration)
     }
 
     /// Sends the request with URLSession.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        guard let url = URL(string: serverURL.absoluteString.trimmingSuffix("/") + request.path) else {
-            throw RoostError(
-                status: nil, code: RoostError.Code.invalidQuery,
-                message: "'\(request.path)' does not make a valid URL with \(serverURL).")
-        }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.httpBody = request.body
+        let urlRequest = try urlRequest(request)
         let data: Data
         let response: URLResponse
         do {
@@ -95,11 +97,48 @@ public struct URLSessionTransport: Transport {
             throw RoostError(
                 status: nil, code: RoostError.Code.invalidResponse, message: "The answer is not HTTP.")
         }
+        return TransportResponse(status: http.statusCode, headers: Self.headers(of: http), body: data)
+    }
+
+    static func headers(of http: HTTPURLResponse) -> [String: String] {
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        return TransportResponse(status: http.statusCode, headers: headers, body: data)
+        return headers
+    }
+
+    /// Streams the file from disk as the body (memory stays bounded whatever its size).
+    public func upload(_ request: TransportRequest, fromFile file: URL, progress: ProgressHandler?)
+        async throws
+        -> TransportResponse
+    {
+        let delegate = TransferDelegate(destination: nil, progress: progress)
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        return try await delegate.wait(for: session.uploadTask(with: try urlRequest(request), fromFile: file))
+    }
+
+    /// Streams a 2xx answer's body into `file` (replacing it); an error answer's body is returned.
+    public func download(_ request: TransportRequest, toFile file: URL, progress: ProgressHandler?)
+        async throws
+        -> TransportResponse
+    {
+        let delegate = TransferDelegate(destination: file, progress: progress)
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        return try await delegate.wait(for: session.downloadTask(with: try urlRequest(request)))
+    }
+
+    func urlRequest(_ request: TransportRequest) throws -> URLRequest {
+        guard let url = URL(string: serverURL.absoluteString.trimmingSuffix("/") + request.path) else {
+            throw RoostError(
+                status: nil, code: RoostError.Code.invalidQuery,
+                message: "'\(request.path)' does not make a valid URL with \(serverURL).")
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.httpBody = request.body
+        return urlRequest
     }
 
     static func roostError(_ error: URLError) -> RoostError {

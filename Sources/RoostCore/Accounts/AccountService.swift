@@ -176,7 +176,7 @@ public struct AccountService: Sendable {
         // One count per account, whether it is named by userName or by email; an unknown name
         // counts on its own in the same way, so the throttle tells nothing about who exists.
         let throttleKey = account.map { "user:" + $0.userGuid } ?? "name:" + key
-        if let wait = throttle.retryAfter(account: throttleKey, address: address) {
+        if let wait = try await throttle.retryAfter(account: throttleKey, address: address) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
         let valid = try await hasher.verify(
@@ -185,10 +185,10 @@ public struct AccountService: Sendable {
             let user = try await objects.object(in: Self.userCollection, guid: account.userGuid),
             Self.isActive(user)
         else {
-            throttle.recordFailure(account: throttleKey, address: address)
+            try await throttle.recordFailure(account: throttleKey, address: address)
             throw RoostError.invalidCredentials
         }
-        throttle.recordSuccess(account: throttleKey)
+        await throttle.recordSuccess(account: throttleKey)
         if hasher.needsRehash(account.passwordHash) {
             try await accounts.updatePasswordHash(
                 userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .none)
@@ -262,11 +262,11 @@ public struct AccountService: Sendable {
             throw RoostError.invalidToken
         }
         let throttleKey = "user:" + account.userGuid
-        if let wait = throttle.retryAfter(account: throttleKey, address: address) {
+        if let wait = try await throttle.retryAfter(account: throttleKey, address: address) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
         guard try await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
-            throttle.recordFailure(account: throttleKey, address: address)
+            try await throttle.recordFailure(account: throttleKey, address: address)
             throw RoostError.invalidCredentials
         }
         try Self.validate(password: new, userName: account.userNameKey)

@@ -1,7 +1,9 @@
-import Synchronization
+import RoostStore
 
 /// Counts failed logins per account and per address in a sliding window, and says how long a
-/// client must wait once either is over its limit. In memory: one instance's view.
+/// client must wait once either is over its limit. The counts live in a ``LoginFailureStore``:
+/// in memory by default (one instance's view), or in the shared database so that every instance
+/// behind a load balancer counts the same failures.
 public final class LoginThrottle: Sendable {
     public struct Limits: Sendable {
         public var perAccount: Int
@@ -18,52 +20,46 @@ public final class LoginThrottle: Sendable {
 
     private let limits: Limits
     private let clock: any Clock
-    private let failures = Mutex<[String: [Int64]]>([:])
-    private static let maximumKeys = 100_000
+    private let failures: any LoginFailureStore
 
-    public init(limits: Limits = Limits(), clock: any Clock) {
+    public init(
+        limits: Limits = Limits(), clock: any Clock, failures: any LoginFailureStore = InMemoryLoginFailures()
+    ) {
         self.limits = limits
         self.clock = clock
+        self.failures = failures
     }
 
     /// Seconds to wait before trying again, or nil when a login may be attempted.
-    public func retryAfter(account: String, address: String) -> Int? {
+    public func retryAfter(account: String, address: String) async throws -> Int? {
         let now = clock.nowMilliseconds()
-        return failures.withLock { table in
-            let waits = [
-                wait(table["a:" + account], limit: limits.perAccount, now: now),
-                wait(table["i:" + address], limit: limits.perAddress, now: now),
-            ].compactMap { $0 }
-            return waits.max()
-        }
+        let (accountKey, addressKey) = (Self.accountKey(account), Self.addressKey(address))
+        let recent = try await failures.failures(of: [accountKey, addressKey], after: now - limits.window)
+        return [
+            wait(recent[accountKey], limit: limits.perAccount, now: now),
+            wait(recent[addressKey], limit: limits.perAddress, now: now),
+        ].compactMap { $0 }.max()
     }
 
     /// Records a failed attempt.
-    public func recordFailure(account: String, address: String) {
+    public func recordFailure(account: String, address: String) async throws {
         let now = clock.nowMilliseconds()
-        failures.withLock { table in
-            if table.count > Self.maximumKeys { prune(&table, now: now) }
-            for key in ["a:" + account, "i:" + address] {
-                var times = table[key, default: []].filter { now - $0 < limits.window }
-                times.append(now)
-                table[key] = times
-            }
-        }
+        try await failures.recordFailure(
+            of: [Self.accountKey(account), Self.addressKey(address)], at: now,
+            droppingThrough: now - limits.window)
     }
 
-    /// A successful login clears its account's failures.
-    public func recordSuccess(account: String) {
-        failures.withLock { _ = $0.removeValue(forKey: "a:" + account) }
+    /// A successful login clears its account's failures. Best effort: failures that could not be
+    /// cleared only expire with their window.
+    public func recordSuccess(account: String) async {
+        try? await failures.forget(Self.accountKey(account))
     }
+
+    private static func accountKey(_ account: String) -> String { "a:" + account }
+    private static func addressKey(_ address: String) -> String { "i:" + address }
 
     private func wait(_ times: [Int64]?, limit: Int, now: Int64) -> Int? {
-        guard let times else { return nil }
-        let recent = times.filter { now - $0 < limits.window }
-        guard recent.count >= limit, let oldest = recent.first else { return nil }
+        guard let times, times.count >= limit, let oldest = times.min() else { return nil }
         return Int((oldest + limits.window - now + 999) / 1000)
-    }
-
-    private func prune(_ table: inout [String: [Int64]], now: Int64) {
-        table = table.filter { $0.value.contains { now - $0 < limits.window } }
     }
 }

@@ -75,6 +75,15 @@ public struct Access: Sendable {
         return QueryEvaluator.matches(restriction, try Self.evaluable(object))
     }
 
+    /// What reading one object of the collection needs, as a restriction on the object (with its
+    /// access list as `ffACL`); nil when the caller reads everything. ``canRead(_:)`` in a form
+    /// that checks many objects against one binding of the rule.
+    func readRestriction(_ collection: String) -> QueryExpression? {
+        guard !isAdmin else { return nil }
+        let bound = RuleBinder(caller: caller, body: nil).bind(rule(.read, in: collection))
+        return governed(by: bound, grant: grant(reading: true))
+    }
+
     /// Throws 404 unless the caller may read the object, so guids of hidden objects do not leak.
     func checkRead(_ object: StoredObject) throws {
         guard try canRead(object) else {

@@ -11,7 +11,7 @@ import Testing
         _ transport: ScriptedTransport, credential: Credential? = nil,
         tokenHeader: TokenHeader = .authorizationBearer
     )
-        throws -> (RoostClient, InMemoryCredentialStore)
+        throws -> (Roost, InMemoryCredentialStore)
     {
         let store = InMemoryCredentialStore(credential)
         var configuration = RoostConfiguration(
@@ -22,7 +22,7 @@ import Testing
         configuration.retryInterval = .milliseconds(50)
         configuration.offlineRetryInterval = .milliseconds(100)
         configuration.tokenHeader = tokenHeader
-        return (try RoostClient(configuration: configuration), store)
+        return (try Roost(configuration: configuration), store)
     }
 
     func serverError(_ status: Int, _ code: String) -> Result<TransportResponse, RoostError> {
@@ -60,22 +60,50 @@ import Testing
         #expect(body == ["guid": "g1", "text": "a"])
     }
 
-    @Test func updatesCarryTheVersionTheyExpect() async throws {
+    @Test func updatesSendOnlyTheChangedFieldsWithTheVersionTheyExpect() async throws {
+        let transport = ScriptedTransport([
+            ScriptedTransport.json(
+                200,
+                Self.created.replacingOccurrences(of: "\"version\":1", with: "\"version\":2")
+                    .replacingOccurrences(of: "\"text\":\"a\"", with: "\"text\":\"b\",\"extra\":1"))
+        ])
+        let (client, _) = try client(transport)
+        // A field the model does not know ("extra") is never sent, so never removed.
+        var stored = try JSONDecoder().decode(
+            Stored<Note>.self,
+            from: Data(
+                Self.created.replacingOccurrences(of: "\"version\"", with: "\"extra\":1,\"version\"").utf8))
+        let unchanged = try await client.update(stored)
+        #expect(transport.requests.isEmpty, "nothing changed, nothing sent")
+        #expect(unchanged.metadata.version == 1)
+        stored.text = "b"
+        stored.count = 3
+        let updated = try await client.update(stored)
+        #expect(updated.metadata.version == 2)
+        #expect(client.metadata(for: updated).version == 2)
+        let request = try #require(transport.requests.first)
+        #expect(request.method == "PATCH")
+        #expect(request.path == "/ff/resources/Note/g1")
+        #expect(request.headers["If-Match"] == "\"1\"")
+        #expect(request.headers["Authorization"] == nil, "anonymous")
+        // Only the changed fields; metadata never goes back to the server.
+        #expect(
+            try JSONDecoder().decode(JSON.self, from: try #require(request.body)) == [
+                "text": "b", "count": 3,
+            ])
+    }
+
+    @Test func anObjectTheAppBuiltIsReplacedWhole() async throws {
         let transport = ScriptedTransport([
             ScriptedTransport.json(
                 200, Self.created.replacingOccurrences(of: "\"version\":1", with: "\"version\":2"))
         ])
         let (client, _) = try client(transport)
-        let stored = try JSONDecoder().decode(Stored<Note>.self, from: Data(Self.created.utf8))
-        let updated = try await client.update(stored)
-        #expect(updated.metadata.version == 2)
-        #expect(client.metadata(for: updated).version == 2)
+        let read = try JSONDecoder().decode(Stored<Note>.self, from: Data(Self.created.utf8))
+        _ = try await client.update(Stored(value: Note(text: "a"), metadata: read.metadata))
         let request = try #require(transport.requests.first)
         #expect(request.method == "PUT")
-        #expect(request.path == "/ff/resources/Note/g1")
         #expect(request.headers["If-Match"] == "\"1\"")
-        #expect(request.headers["Authorization"] == nil, "anonymous")
-        // Metadata never goes back to the server.
         #expect(try JSONDecoder().decode(JSON.self, from: try #require(request.body)) == ["text": "a"])
     }
 

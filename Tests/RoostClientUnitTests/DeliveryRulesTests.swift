@@ -44,6 +44,10 @@ import Testing
                 ScriptedTransport.json(404, error(404, "not_found")),
                 .drop(RoostError(status: 404, code: "not_found", message: "m"))
             ),
+            (
+                "update of an object read, deleted since", operation(.patch, version: 3),
+                ScriptedTransport.json(404, error(404, "not_found")), .conflict
+            ),
             ("network", create, ScriptedTransport.unreachable, .retry(after: nil, reachable: false)),
             (
                 "server error", create, ScriptedTransport.json(503, error(503, "unavailable")),
@@ -78,9 +82,16 @@ import Testing
                 .drop(RoostError(status: 403, code: "forbidden", message: "m"))
             ),
             (
-                "version moved on", operation(.replace, version: 2),
-                ScriptedTransport.json(412, error(412, "version_mismatch")),
-                .drop(RoostError(status: 412, code: "version_mismatch", message: "m"))
+                "version moved on: rebase, never a silent drop", operation(.replace, version: 2),
+                ScriptedTransport.json(412, error(412, "version_mismatch")), .conflict
+            ),
+            (
+                "a patch's version moved on", operation(.patch, version: 2),
+                ScriptedTransport.json(412, error(412, "version_mismatch")), .conflict
+            ),
+            (
+                "a delete's version moved on", operation(.delete, version: 2),
+                ScriptedTransport.json(412, error(412, "version_mismatch")), .conflict
             ),
             (
                 "not Roost", create, ScriptedTransport.json(400, "<html>"),

@@ -4,7 +4,7 @@ import Testing
 
 /// The query builder escapes every value and refuses what the language cannot hold.
 @Suite struct QueryBuilderTests {
-    let client = try! RoostClient(
+    let client = try! Roost(
         configuration: {
             var configuration = RoostConfiguration(
                 serverURL: URL(string: "http://127.0.0.1:9")!,

@@ -3,11 +3,11 @@ import Foundation
 /// A connection to a Roost server: accounts, objects, queries, the offline queue and the cache.
 ///
 /// ```swift
-/// let client = try RoostClient(serverURL: URL(string: "https://api.example.com")!)
+/// let client = try Roost(serverURL: URL(string: "https://api.example.com")!)
 /// try await client.login(userName: "alice", password: "…")
 /// let post = try await client.create(Micropost(text: "Hello"))
 /// ```
-public actor RoostClient {
+public actor Roost {
     /// The settings this client was made with.
     public nonisolated let configuration: RoostConfiguration
     let transport: any Transport
@@ -22,6 +22,8 @@ public actor RoostClient {
     public internal(set) var currentUser: RoostUser?
     var loginHandler: (@Sendable (RoostError) async -> Bool)?
     var delivery = DeliveryState()
+    /// How queued writes settle conflicts on the same field; starts as the configuration's.
+    public internal(set) var conflictPolicy: ConflictPolicy
 
     /// A client with the platform's defaults for `serverURL`.
     public init(serverURL: URL) throws {
@@ -32,6 +34,7 @@ public actor RoostClient {
     /// and starts delivering queued writes.
     public init(configuration: RoostConfiguration) throws {
         self.configuration = configuration
+        conflictPolicy = configuration.conflictPolicy
         transport = configuration.transport
         credentials = configuration.credentialStore
         do {
@@ -75,10 +78,20 @@ public actor RoostClient {
         loginHandler = handler
     }
 
+    /// Sets how queued writes settle a conflict on the same field, e.g. a handler that asks the
+    /// user. Changes to different fields are merged without asking.
+    public func setConflictPolicy(_ policy: ConflictPolicy) {
+        conflictPolicy = policy
+    }
+
     // MARK: Requests
 
     /// Sends a request with the current token (or, for queued writes, only with the owner's).
-    func send(_ request: TransportRequest, owner: String?? = .none) async throws -> TransportResponse {
+    /// `transfer` streams a file as the body or the answer's body to a file.
+    func send(_ request: TransportRequest, owner: String?? = .none, transfer: FileTransfer? = nil)
+        async throws
+        -> TransportResponse
+    {
         var request = request
         let sentCredential: Credential?
         switch owner {
@@ -91,7 +104,14 @@ public actor RoostClient {
             case .xToken: request.headers["X-Token"] = sentCredential.token
             }
         }
-        let response = try await transport.send(request)
+        let response: TransportResponse
+        switch transfer {
+        case nil: response = try await transport.send(request)
+        case .upload(let file, let progress):
+            response = try await transport.upload(request, fromFile: file, progress: progress)
+        case .download(let file, let progress):
+            response = try await transport.download(request, toFile: file, progress: progress)
+        }
         if response.status == 401, let sentCredential, sentCredential == credential,
             RoostError.from(response).code == "invalid_token"
         {
@@ -103,14 +123,14 @@ public actor RoostClient {
 
     /// Sends a request and turns an error status into a thrown ``RoostError``; a 401 goes through
     /// the login handler and is retried once if the handler logged someone in.
-    func perform(_ request: TransportRequest, retryingAfterLogin: Bool = true) async throws
-        -> TransportResponse
+    func perform(_ request: TransportRequest, retryingAfterLogin: Bool = true, transfer: FileTransfer? = nil)
+        async throws -> TransportResponse
     {
-        let response = try await send(request)
+        let response = try await send(request, transfer: transfer)
         if response.status < 400 { return response }
         let error = RoostError.from(response)
         if response.status == 401, retryingAfterLogin, let loginHandler, await loginHandler(error) {
-            return try await perform(request, retryingAfterLogin: false)
+            return try await perform(request, retryingAfterLogin: false, transfer: transfer)
         }
         throw error
     }
@@ -141,4 +161,10 @@ public actor RoostClient {
         currentUser = user
         wakeDelivery()
     }
+}
+
+/// A body streamed from a file, or an answer streamed into one.
+enum FileTransfer {
+    case upload(URL, ProgressHandler?)
+    case download(URL, ProgressHandler?)
 }

@@ -1,0 +1,191 @@
+import RoostJSON
+import RoostStore
+
+/// Deciding, for each change and stream, which event (if any) the stream's caller gets.
+extension ChangeFeed {
+    /// Where a stream stands after a round: the entries it has been through, the last id it
+    /// was sent, and whether it stopped because its client is behind on reading.
+    struct Outcome {
+        var id: Int
+        var position: Int64
+        var delivered: Int64
+        var backedUp: Bool
+    }
+
+    /// A stream during a round: where it stands, and whether it takes more this round.
+    private struct Round {
+        let stream: Stream
+        let access: Access
+        var outcome: Outcome
+        var takesMore = true
+        var open = true
+    }
+
+    /// Sends each stream its events of `batch` (those after its position), until its client is
+    /// behind on reading; returns where each stream that is still open stands. Change by change,
+    /// so each document is parsed once and only one is held parsed at a time.
+    func deliver(_ batch: [Change], to streams: [Stream], trimmedThrough: Int64) -> [Outcome] {
+        let definition = definitions.definition
+        var rounds: [Round] = []
+        for stream in streams {
+            if stream.position < trimmedThrough {
+                // Entries it had not seen were trimmed: it resumes, and gets a reset.
+                stream.sink.finish(
+                    EventFormat.farewell(stream.delivered, reason: "fell behind the change log"))
+                continue
+            }
+            rounds.append(
+                Round(
+                    stream: stream, access: Access(caller: stream.caller, definition: definition),
+                    outcome: Outcome(
+                        id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false
+                    )))
+        }
+        for change in batch {
+            var parsed: (before: JSONObject?, after: JSONObject?)?
+            for index in rounds.indices
+            where rounds[index].takesMore && change.sequence > rounds[index].stream.position {
+                let stream = rounds[index].stream
+                if stream.sink.isBackedUp {
+                    rounds[index].outcome.backedUp = true
+                    rounds[index].takesMore = false
+                    if let since = stream.backedUpSince,
+                        ContinuousClock.now - since > limits.slowReaderTimeout
+                    {
+                        stream.sink.finish(EventFormat.farewell(rounds[index].outcome.delivered))
+                        rounds[index].open = false
+                    }
+                    continue
+                }
+                rounds[index].outcome.position = change.sequence
+                if change.operation == .revoke {
+                    guard stream.caller?.tokenId == change.guid else { continue }
+                    stream.sink.finish(Array(": the token was revoked; log in again\n\n".utf8))
+                    rounds[index].takesMore = false
+                    rounds[index].open = false
+                    continue
+                }
+                guard stream.subscriptions.contains(where: { $0.collection == change.collection }) else {
+                    continue
+                }
+                let objects = parsed ?? ParsedChange.evaluables(of: change)
+                parsed = objects
+                guard let event = event(for: change, stream, rounds[index].access, objects) else { continue }
+                let bytes = EventFormat.event(id: change.sequence, type: event.type, data: event.data)
+                guard stream.sink.send(bytes, farewell: EventFormat.farewell(rounds[index].outcome.delivered))
+                else {
+                    rounds[index].takesMore = false
+                    rounds[index].open = false
+                    continue
+                }
+                rounds[index].outcome.delivered = change.sequence
+            }
+        }
+        return rounds.filter(\.open).map(\.outcome)
+    }
+
+    /// The event a stream gets for a change: whether its caller saw the object through one of
+    /// its subscriptions before the change and after it decides between create, update, delete,
+    /// enter and leave.
+    private func event(
+        for change: Change, _ stream: Stream, _ access: Access,
+        _ objects: (before: JSONObject?, after: JSONObject?)
+    ) -> (type: String, data: [UInt8])? {
+        func seen(_ evaluable: JSONObject?) -> Bool {
+            guard let evaluable else { return false }
+            return stream.subscriptions.contains {
+                $0.matches(
+                    collection: change.collection, guid: change.guid, evaluable: evaluable, access: access)
+            }
+        }
+        let (before, after) = objects
+        let (was, now) = (seen(before), seen(after))
+        let type: String
+        switch (change.operation, was, now) {
+        case (.create, _, true): type = "create"
+        case (.update, true, true): type = "update"
+        case (.update, false, true): type = "enter"
+        case (.update, true, false): type = "leave"
+        case (.delete, true, _): type = "delete"
+        default: return nil
+        }
+        guard now, let document = change.document,
+            let visible = try? access.visibleDocument(document, in: change.collection)
+        else {
+            // Gone or no longer visible: only what the caller knew, which object it was.
+            return (type, EventFormat.reference(change))
+        }
+        return (type, visible)
+    }
+}
+
+/// A change's documents as rules see them, parsed once however many streams look at them.
+enum ParsedChange {
+    static func evaluables(of change: Change) -> (before: JSONObject?, after: JSONObject?) {
+        (
+            evaluable(change.previousDocument, change.previousACL, change),
+            evaluable(change.document, change.acl, change)
+        )
+    }
+
+    private static func evaluable(_ document: [UInt8]?, _ acl: [UInt8]?, _ change: Change) -> JSONObject? {
+        guard let document else { return nil }
+        let object = StoredObject(
+            collection: change.collection, guid: change.guid, document: document, createdBy: nil,
+            createdAt: 0,
+            updatedBy: nil, updatedAt: 0, version: change.version, acl: acl)
+        return try? Access.evaluable(object)
+    }
+}
+
+/// Server-Sent Events as the feed writes them.
+enum EventFormat {
+    /// `id:`, `event:` and the data, one `data:` line per line of it.
+    static func event(id: Int64, type: String, data: [UInt8]) -> [UInt8] {
+        var bytes = Array("id: \(id)\nevent: \(type)\ndata: ".utf8)
+        bytes.reserveCapacity(bytes.count + data.count + 2)
+        for byte in data {
+            // A stored document keeps its text, line breaks included; each starts a data line.
+            if byte == 0x0A || byte == 0x0D {
+                bytes += Array("\ndata: ".utf8)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        bytes += [0x0A, 0x0A]
+        return bytes
+    }
+
+    /// `{"guid", "ffUrl"}`: what a `leave` or `delete` says of an object the caller may no
+    /// longer see.
+    static func reference(_ change: Change) -> [UInt8] {
+        JSONWriter.bytes(
+            .object(
+                JSONObject(uniqueMembers: [
+                    ("guid", .string(change.guid)),
+                    ("ffUrl", .string("/ff/resources/\(change.collection)/\(change.guid)")),
+                ])))
+    }
+
+    /// The client's position is older than the log keeps: it must fetch what it shows again,
+    /// then follow from `last`.
+    static func reset(last: Int64, window: ChangeWindow) -> [UInt8] {
+        let data = JSONWriter.bytes(
+            .object(
+                JSONObject(uniqueMembers: [
+                    (
+                        "reason",
+                        .string("The position is outside the change log's window; fetch the data again.")
+                    ),
+                    ("last", .integer(last)), ("oldest", .integer(window.trimmedThrough)),
+                ])))
+        return event(id: last, type: "reset", data: data)
+    }
+
+    /// The last words to a client that does not keep up.
+    static func farewell(_ delivered: Int64, reason: String = "the client read too slowly") -> [UInt8] {
+        Array(
+            ": disconnected: \(reason); last delivered id \(delivered); reconnect with Last-Event-ID: \(delivered)\n\n"
+                .utf8)
+    }
+}

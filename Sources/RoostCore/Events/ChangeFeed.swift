@@ -1,0 +1,390 @@
+import Foundation
+import RoostJSON
+import RoostStore
+import Synchronization
+
+/// Where one stream's bytes go: the HTTP layer's streamed response.
+public protocol EventSink: Sendable {
+    /// Queues `bytes`, or `farewell` instead when the client reads too slowly (the stream then
+    /// ends); false when the stream has ended or just did.
+    func send(_ bytes: [UInt8], farewell: [UInt8]) -> Bool
+    /// Sends `bytes` and ends the stream.
+    func finish(_ bytes: [UInt8])
+    /// Runs `handler` once the stream has ended, for whatever reason.
+    func onEnd(_ handler: @escaping @Sendable () -> Void)
+    /// Whether the client is behind on reading: the feed waits before sending it more.
+    var isBackedUp: Bool { get }
+}
+
+/// The bounds on realtime streams.
+public struct EventLimits: Sendable {
+    /// Open streams per user (per client address for anonymous callers): 429 `too_many_streams`.
+    public var streamsPerUser = 8
+    /// Open streams in all: 503 `server_busy`.
+    public var streams = 1000
+    /// Subscriptions one stream may carry: 400 `too_many_subscriptions`.
+    public var subscriptionsPerStream = 16
+    /// Bytes a stream may have waiting for a client that does not read; beyond it the client is
+    /// sent a farewell naming its last delivered id and disconnected.
+    public var bufferedBytes = 1 << 20
+    /// How long a stream may stay backed up (its client not reading) before it is sent the
+    /// farewell and disconnected.
+    public var slowReaderTimeout: Duration = .seconds(30)
+    /// How often a quiet stream gets a comment (and its position), and tokens are checked for expiry.
+    public var heartbeat: Duration = .seconds(15)
+    /// What the change log keeps, and how often and in what batches it is trimmed.
+    public var retention = ChangeRetention()
+    public var trimInterval: Duration = .seconds(60)
+    public var trimBatch = 1000
+    /// Log entries read per round of the fan-out, and the most bytes of documents they hold.
+    public var readBatch = 256
+    public var readBatchBytes = 4 << 20
+
+    public init() {}
+}
+
+/// The realtime change feed: streams subscribe to collections, objects or queries; one fan-out
+/// task reads the change log after each commit and gives every stream the events its caller may
+/// see, authorised in memory against the object at hand (no query per subscriber per event).
+/// A stream starts at the log's end, or after a position it resumes from.
+public final class ChangeFeed: Sendable {
+    struct Stream: Sendable {
+        let id: Int
+        /// What the per-user limit counts against: the user, or the client address.
+        let owner: String
+        /// Refreshed when the user or a group changes, so rules see current groups and flags.
+        var caller: Principal?
+        let subscriptions: [BoundSubscription]
+        let sink: any EventSink
+        /// Every log entry up to here has been considered for this stream.
+        var position: Int64
+        /// The highest `id:` the client has been sent: where it resumes after a cut.
+        var delivered: Int64
+        /// Since when the client has been too far behind to be sent more.
+        var backedUpSince: ContinuousClock.Instant?
+    }
+
+    struct State: Sendable {
+        var streams: [Int: Stream] = [:]
+        var perOwner: [String: Int] = [:]
+        var nextID = 0
+        var closed = false
+        /// The highest position this feed's trimming removed: a stream behind it missed entries.
+        var trimmedThrough: Int64 = 0
+    }
+
+    let log: any ChangeLog
+    let definitions: AppDefinitionSource
+    public let limits: EventLimits
+    /// Whether the token with this id still exists and has not expired.
+    let tokenIsLive: @Sendable (String) async -> Bool
+    /// The caller with its current groups and flags; nil when the user is gone or deactivated.
+    let refreshCaller: @Sendable (Principal) async -> Principal?
+    let logger: @Sendable (String) -> Void
+    let state = Mutex(State())
+    /// Open streams, readable without the lock: the writer's commit hook wakes nobody without one.
+    private let openStreams = Atomic<Int>(0)
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    public init(
+        log: any ChangeLog, definitions: AppDefinitionSource, limits: EventLimits = EventLimits(),
+        tokenIsLive: @escaping @Sendable (String) async -> Bool,
+        refreshCaller: @escaping @Sendable (Principal) async -> Principal? = { $0 },
+        logger: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.log = log
+        self.refreshCaller = refreshCaller
+        self.definitions = definitions
+        self.limits = limits
+        self.tokenIsLive = tokenIsLive
+        self.logger = logger
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Starts the fan-out, the heartbeat and the trimming of the log; ``shutdown()`` joins them.
+    public func start() {
+        // Weak: the database may outlive the feed, which is then simply not woken.
+        log.observeCommits { [weak self] in self?.committed() }
+        // Never on an event loop, whoever starts the feed: these read the database.
+        let started = [
+            Task(executorPreference: globalConcurrentExecutor) { [self] in await fanOut() },
+            Task(executorPreference: globalConcurrentExecutor) { [self] in await heartbeats() },
+            Task(executorPreference: globalConcurrentExecutor, priority: .background) { [self] in
+                await trimming()
+            },
+        ]
+        tasks.withLock { $0 = started }
+    }
+
+    /// A commit may have appended entries: wakes the fan-out, when a stream listens.
+    private func committed() {
+        if openStreams.load(ordering: .relaxed) > 0 { wake.yield() }
+    }
+
+    /// Ends every stream with a comment saying why, and stops the feed's tasks.
+    public func shutdown() async {
+        let streams = state.withLock { state in
+            state.closed = true
+            return Array(state.streams.values)
+        }
+        for stream in streams { stream.sink.finish(Array(": the server is shutting down\n\n".utf8)) }
+        wake.finish()
+        let running = tasks.withLock { tasks in
+            defer { tasks = [] }
+            return tasks
+        }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+    }
+
+    /// Opens a stream: checks the subscriptions and limits, then sends the stream its opening
+    /// (and a `reset` event when `resumeAfter` is outside the log's window); events follow.
+    public func open(
+        _ subscriptions: [EventSubscription], caller: Principal?, client: String, resumeAfter: Int64?,
+        sink: any EventSink
+    ) async throws {
+        guard !subscriptions.isEmpty else {
+            throw RoostError.invalidParameter(
+                "subscribe", "Name at least one subscription, such as ?subscribe=Post or ?collection=Post.")
+        }
+        guard subscriptions.count <= limits.subscriptionsPerStream else {
+            throw RoostError.tooManySubscriptions(limits.subscriptionsPerStream)
+        }
+        let access = Access(caller: caller, definition: definitions.definition)
+        let bound = try subscriptions.map { try BoundSubscription($0, access: access) }
+        let window = try await log.window()
+        var position = window.last
+        var opening = Array("retry: 3000\n: subscribed\n\n".utf8)
+        if let resumeAfter {
+            if window.canResume(after: resumeAfter) {
+                position = resumeAfter
+            } else {
+                opening += EventFormat.reset(last: window.last, window: window)
+            }
+        }
+        guard sink.send(opening, farewell: []) else { return }
+        let owner = caller.map { "user " + $0.userGuid } ?? "address " + client
+        let id = try state.withLock { state throws(RoostError) -> Int in
+            guard !state.closed else {
+                throw RoostError.serverBusy(
+                    retryAfter: 5, message: "The server is shutting down; reconnect shortly.")
+            }
+            guard state.streams.count < limits.streams else {
+                throw RoostError.serverBusy(
+                    retryAfter: 5,
+                    message: "The server holds its most event streams (\(limits.streams)); reconnect shortly."
+                )
+            }
+            guard state.perOwner[owner, default: 0] < limits.streamsPerUser else {
+                throw RoostError.tooManyStreams(limits.streamsPerUser)
+            }
+            state.nextID += 1
+            state.perOwner[owner, default: 0] += 1
+            openStreams.add(1, ordering: .relaxed)
+            state.streams[state.nextID] = Stream(
+                id: state.nextID, owner: owner, caller: caller, subscriptions: bound, sink: sink,
+                position: position, delivered: position)
+            return state.nextID
+        }
+        sink.onEnd { [self] in remove(id) }
+        wake.yield()
+    }
+
+    /// Open streams now.
+    public var streamCount: Int { openStreams.load(ordering: .relaxed) }
+
+    func remove(_ id: Int) {
+        state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return }
+            openStreams.subtract(1, ordering: .relaxed)
+            state.perOwner[stream.owner, default: 1] -= 1
+            if state.perOwner[stream.owner] == 0 { state.perOwner[stream.owner] = nil }
+        }
+    }
+
+    /// Reads the log after the least advanced stream, a batch at a time, until every stream has
+    /// seen all of it; then waits for the next commit or stream. A stream whose client is behind
+    /// on reading is skipped (the others go on) and polled until it catches up or times out.
+    private func fanOut() async {
+        for await _ in wakes {
+            while !Task.isCancelled {
+                let (streams, trimmedThrough) = state.withLock {
+                    (Array($0.streams.values), $0.trimmedThrough)
+                }
+                let ready = streams.filter { !$0.sink.isBackedUp }
+                let lagging = await waitForSlowReaders(streams.filter { $0.sink.isBackedUp })
+                if let from = ready.map(\.position).min(), var batch = await read(after: from) {
+                    // A change to a user or a group ends the round, so what follows is judged
+                    // with the callers' current groups.
+                    let membership = Self.firstMembershipChange(in: batch)
+                    if let membership { batch = Array(batch[...membership]) }
+                    record(deliver(batch, to: ready, trimmedThrough: trimmedThrough))
+                    if let index = membership {
+                        let change = batch[index]
+                        await refreshCallers(
+                            of: change.collection == Self.groupCollection ? nil : change.guid)
+                    }
+                    continue
+                }
+                guard lagging else { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// Up to `limit` entries after `position`; nil when there are none (or the read failed).
+    private func read(after position: Int64) async -> [Change]? {
+        do {
+            let batch = try await log.changes(
+                after: position, limit: limits.readBatch, maxBytes: limits.readBatchBytes)
+            return batch.isEmpty ? nil : batch
+        } catch {
+            logger("the change feed could not read the change log: \(error)")
+            return nil
+        }
+    }
+
+    /// Marks since when each backed-up stream that the log has moved past has been waiting, and
+    /// cuts those that waited longer than the limit; true when some still wait.
+    private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
+        guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
+        let now = ContinuousClock.now
+        var waiting = false
+        for stream in backedUp where stream.position < last {
+            if let since = stream.backedUpSince, now - since > limits.slowReaderTimeout {
+                stream.sink.finish(EventFormat.farewell(stream.delivered))
+                continue
+            }
+            waiting = true
+            if stream.backedUpSince == nil {
+                state.withLock { state in
+                    guard var current = state.streams[stream.id] else { return }
+                    current.backedUpSince = now
+                    state.streams[stream.id] = current
+                }
+            }
+        }
+        return waiting
+    }
+
+    /// Records where each stream stands after a round.
+    private func record(_ outcomes: [Outcome]) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            for outcome in outcomes {
+                guard var stream = state.streams[outcome.id] else { continue }
+                stream.position = max(stream.position, outcome.position)
+                stream.delivered = max(stream.delivered, outcome.delivered)
+                stream.backedUpSince = outcome.backedUp ? stream.backedUpSince ?? now : nil
+                state.streams[outcome.id] = stream
+            }
+        }
+    }
+
+    private static let groupCollection = "FFUserGroup"
+
+    /// Where the first change to a user or a group is in a batch.
+    static func firstMembershipChange(in batch: [Change]) -> Int? {
+        batch.firstIndex { change in
+            change.operation != .revoke
+                && (change.collection == groupCollection || change.collection == "FFUser")
+        }
+    }
+
+    /// Reads again who the callers of `user`'s streams are (of every logged-in stream when nil,
+    /// after a group changed); a stream whose user is gone or deactivated ends.
+    private func refreshCallers(of user: String?) async {
+        let streams = state.withLock { state in
+            state.streams.values.filter { stream in
+                guard let caller = stream.caller else { return false }
+                return user == nil || caller.userGuid == user
+            }
+        }
+        for stream in streams {
+            guard let caller = stream.caller else { continue }
+            guard let fresh = await refreshCaller(caller) else {
+                stream.sink.finish(Array(": the account is no longer active\n\n".utf8))
+                continue
+            }
+            state.withLock { state in
+                guard var current = state.streams[stream.id] else { return }
+                current.caller = fresh
+                state.streams[stream.id] = current
+            }
+        }
+    }
+
+    /// Every heartbeat: a comment carrying the stream's position (an `id:` without data moves an
+    /// EventSource's last event id without an event), and streams whose token expired end.
+    private func heartbeats() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: limits.heartbeat)
+            if Task.isCancelled { return }
+            for stream in state.withLock({ Array($0.streams.values) }) {
+                if let caller = stream.caller, await !tokenIsLive(caller.tokenId) {
+                    stream.sink.finish(Array(": the token expired or was revoked; log in again\n\n".utf8))
+                    continue
+                }
+                let position = stream.position
+                let bytes = Array(": heartbeat\nid: \(position)\n\n".utf8)
+                if stream.sink.send(bytes, farewell: EventFormat.farewell(stream.delivered)) {
+                    state.withLock { state in
+                        guard var current = state.streams[stream.id] else { return }
+                        current.delivered = max(position, current.delivered)
+                        state.streams[stream.id] = current
+                    }
+                }
+            }
+        }
+    }
+
+    /// Trims the log outside the retention window, a bounded batch per write, so other writes
+    /// interleave.
+    private func trimming() async {
+        while !Task.isCancelled {
+            await trimLog()
+            try? await Task.sleep(for: limits.trimInterval)
+        }
+    }
+
+    /// Trims until nothing is left outside the window; returns how many entries went.
+    @discardableResult
+    public func trimLog() async -> Int {
+        var removed = 0
+        while !Task.isCancelled {
+            do {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let count = try await log.trim(limits.retention, now: now, batch: limits.trimBatch)
+                removed += count
+                if count > 0 {
+                    let window = try await log.window()
+                    state.withLock { $0.trimmedThrough = max($0.trimmedThrough, window.trimmedThrough) }
+                }
+                if count < limits.trimBatch { break }
+            } catch {
+                logger("trimming the change log failed: \(error)")
+                break
+            }
+        }
+        return removed
+    }
+}
+
+extension RoostError {
+    static func tooManyStreams(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_streams",
+            message:
+                "You have \(limit) event streams open, the most allowed; close one or subscribe to more in one stream.",
+            details: details(["limit": .integer(Int64(limit))]))
+    }
+
+    static func tooManySubscriptions(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 400, code: "too_many_subscriptions",
+            message: "A stream may carry at most \(limit) subscriptions; open another stream for the rest.",
+            details: details(["limit": .integer(Int64(limit))]))
+    }
+}

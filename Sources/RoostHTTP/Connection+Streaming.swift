@@ -1,0 +1,60 @@
+import CLibEvent
+import Dispatch
+
+// Responses whose body is produced over time (see ``ResponseStream``): the connection sends the
+// head, then whatever the stream sends, on its loop, until the stream or the client ends it.
+// While it streams, the connection counts as handling a request: no read timeout applies, and
+// nothing further is read from it but the client's close.
+extension Connection {
+    /// Sends the head of a response whose body streams and hands the connection to the stream
+    /// (true); for HEAD, ends the stream, so that only the head goes (false). The connection
+    /// stays busy handling: no read timeout and no next request while the body streams.
+    func takeStream(_ stream: ResponseStream, _ request: Request, _ response: Response, started: UInt64)
+        -> Bool
+    {
+        guard request.method != .head else {
+            stream.end()
+            return false
+        }
+        let head = serialize(response, omitBody: true, keepAlive: false)
+        loop.server.observe(
+            request: request, response: response, bytesSent: head.count,
+            microseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000, loop: loop.index)
+        startStream(stream, head: head)
+        return true
+    }
+
+    /// Sends the head of a streamed response and hands the connection to its stream.
+    func startStream(_ stream: ResponseStream, head: [UInt8]) {
+        streaming = stream
+        write(head)
+        for piece in stream.attach(self) { writeStreamed(piece, of: stream) }
+        if loop.isDraining { endStream() }
+    }
+
+    /// Writes a piece of the stream, or its farewell when the output holds more than the
+    /// stream's limit; the last piece ends the stream once it is sent.
+    func writeStreamed(_ piece: ResponseStream.Piece, of stream: ResponseStream) {
+        stream.delivered(piece.bytes.count)
+        guard streaming === stream, let bev, let output = bufferevent_get_output(bev), !closeAfterWrite else {
+            return
+        }
+        let waiting = evbuffer_get_length(output)
+        if !piece.last && waiting > 0 && waiting + piece.bytes.count > stream.bufferLimit {
+            write(piece.farewell)
+            return endStream()
+        }
+        write(piece.bytes)
+        if piece.last { return endStream() }
+        stream.outputChanged(evbuffer_get_length(output))
+    }
+
+    /// Closes once the output is sent; the stream learns it ended now.
+    func endStream() {
+        streaming?.end()
+        guard bev != nil else { return }
+        closeAfterWrite = true
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
+        drainedIfFlushed()
+    }
+}

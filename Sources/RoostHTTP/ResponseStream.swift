@@ -1,0 +1,145 @@
+import Synchronization
+
+/// A response body produced over time, such as Server-Sent Events: a handler returns a
+/// ``Response`` carrying one, the connection sends the head (without a length; the body ends
+/// when the connection closes), and whoever holds the stream sends bytes from any thread. The
+/// bytes are written on the connection's loop. A stream does not count against the read
+/// timeout, ends when the client goes, when ``finish(_:)`` is called or when the server shuts
+/// down, and never holds more than ``bufferLimit`` unsent bytes: a client that reads slower than
+/// the stream is written is sent a farewell and disconnected.
+public final class ResponseStream: Sendable {
+    /// What a ``send(_:farewell:)`` did.
+    public enum Outcome: Sendable, Equatable {
+        /// The bytes are on their way.
+        case queued
+        /// They would have put the stream over its limit: the farewell was sent instead and the
+        /// stream ends.
+        case overLimit
+        /// The stream had ended already.
+        case ended
+    }
+
+    /// Unsent bytes at most: those on their way to the loop plus those in the connection's output.
+    public let bufferLimit: Int
+
+    private struct State {
+        var connection: Connection?
+        /// Sent before the connection took the stream, in order.
+        var pending: [Piece] = []
+        /// Bytes queued for the loop but not yet in the connection's output.
+        var inFlight = 0
+        /// The connection's unsent output when last seen (after a write, or drained to nothing).
+        var output = 0
+        var ended = false
+        /// A farewell or a finish is on its way: nothing more is taken.
+        var closing = false
+        var onEnd: [@Sendable () -> Void] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// A stream that holds at most `bufferLimit` unsent bytes.
+    public init(bufferLimit: Int) {
+        self.bufferLimit = bufferLimit
+    }
+
+    /// Queues `bytes`; when they would go over ``bufferLimit``, queues `farewell` instead (it may
+    /// go over) and ends the stream once that is sent.
+    @discardableResult
+    public func send(_ bytes: [UInt8], farewell: [UInt8]) -> Outcome {
+        let (piece, connection) = state.withLock { state -> (Piece?, Connection?) in
+            guard !state.ended, !state.closing else { return (nil, nil) }
+            let piece: Piece
+            // One piece bigger than the limit still goes when nothing waits, or it could never go.
+            let waiting = state.inFlight + state.output
+            if waiting > 0 && waiting + bytes.count > bufferLimit {
+                state.closing = true
+                piece = Piece(bytes: farewell, farewell: [], last: true)
+            } else {
+                piece = Piece(bytes: bytes, farewell: farewell, last: false)
+            }
+            state.inFlight += piece.bytes.count
+            if state.connection == nil { state.pending.append(piece) }
+            return (piece, state.connection)
+        }
+        guard let piece else { return .ended }
+        if let connection {
+            connection.loop.execute { [self] in connection.writeStreamed(piece, of: self) }
+        }
+        return piece.last ? .overLimit : .queued
+    }
+
+    /// Sends `bytes` (whatever the limit) and ends the stream.
+    public func finish(_ bytes: [UInt8] = []) {
+        let connection = state.withLock { state -> Connection? in
+            guard !state.ended, !state.closing else { return nil }
+            state.closing = true
+            state.inFlight += bytes.count
+            if state.connection == nil { state.pending.append(Piece(bytes: bytes, farewell: [], last: true)) }
+            return state.connection
+        }
+        guard let connection else { return }
+        let piece = Piece(bytes: bytes, farewell: [], last: true)
+        connection.loop.execute { [self] in connection.writeStreamed(piece, of: self) }
+    }
+
+    /// Runs `handler` once when the stream ends, for whatever reason (at once if it has).
+    public func onEnd(_ handler: @escaping @Sendable () -> Void) {
+        let ended = state.withLock { state in
+            if !state.ended { state.onEnd.append(handler) }
+            return state.ended
+        }
+        if ended { handler() }
+    }
+
+    /// Whether half the limit or more waits unsent: a sender that can wait should, so that a
+    /// client catching up at its own pace is not cut off.
+    public var isBackedUp: Bool {
+        state.withLock { $0.inFlight + $0.output >= bufferLimit / 2 }
+    }
+
+    /// Whether the stream has ended.
+    public var isEnded: Bool { state.withLock { $0.ended } }
+
+    /// The connection took the stream (on its loop): it writes what was sent meanwhile.
+    func attach(_ connection: Connection) -> [Piece] {
+        state.withLock { state in
+            guard !state.ended else { return [] }
+            state.connection = connection
+            defer { state.pending = [] }
+            return state.pending
+        }
+    }
+
+    /// Bytes on their way to the connection: sent as they are, or (when the output is over the
+    /// limit) replaced by the farewell; the last piece ends the stream.
+    struct Piece: Sendable {
+        var bytes: [UInt8]
+        var farewell: [UInt8]
+        var last: Bool
+    }
+
+    /// `count` bytes reached the connection's output (on its loop).
+    func delivered(_ count: Int) {
+        state.withLock { $0.inFlight = max(0, $0.inFlight - count) }
+    }
+
+    /// The connection's output now holds `count` unsent bytes (on its loop).
+    func outputChanged(_ count: Int) {
+        state.withLock { $0.output = count }
+    }
+
+    /// Marks the stream ended and tells whoever asked; on the connection's loop, or when the
+    /// response never reached a connection.
+    func end() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.ended else { return [] }
+            state.ended = true
+            state.connection = nil
+            state.pending = []
+            defer { state.onEnd = [] }
+            return state.onEnd
+        }
+        for handler in handlers { handler() }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import RoostCore
+import RoostServer
+import RoostTestSupport
+import Testing
+
+@Suite("Realtime events: limits, revocation, slow readers, shutdown")
+struct EventLimitsTests {
+    @Test("bad subscriptions and positions are refused with their error")
+    func refusals() async throws {
+        let server = try await makeEventServer { $0.subscriptionsPerStream = 2 }
+        let cases: [(String, [(String, String)], Int, String)] = [
+            ("", [], 400, "invalid_parameter"),
+            ("guid=abc", [], 400, "invalid_parameter"),
+            ("collection=" + encoded("no way"), [], 400, "invalid_collection"),
+            ("collection=Post&query=" + encoded("(n gt"), [], 400, "invalid_query"),
+            ("collection=Post&query=" + encoded("(guid eq random(guid))"), [], 400, "invalid_query"),
+            ("subscribe=A&subscribe=B&subscribe=C", [], 400, "too_many_subscriptions"),
+            ("collection=Post&since=-1", [], 400, "invalid_parameter"),
+            ("collection=Post", [("Last-Event-ID", "x")], 400, "invalid_parameter"),
+            ("collection=Post", [("X-Token", "not-a-token")], 401, "invalid_token"),
+        ]
+        for (query, headers, status, code) in cases {
+            let reader = try await subscribe(server, query, headers: headers)
+            #expect(reader.status == status, "\(query)")
+            #expect(reader.response.json["code"] as? String == code, "\(query): \(reader.response.text)")
+        }
+        #expect(server.application.changeFeed.streamCount == 0)
+        await server.stop()
+    }
+
+    @Test("streams per user and in all are bounded; a closed stream frees its place")
+    func streamLimits() async throws {
+        let server = try await makeEventServer { limits in
+            limits.streamsPerUser = 2
+            limits.streams = 3
+        }
+        let first = try await subscribe(server, "collection=Post")
+        let second = try await subscribe(server, "collection=Post")
+        let third = try await subscribe(server, "collection=Post")
+        #expect(third.status == 429 && third.response.json["code"] as? String == "too_many_streams")
+        #expect((third.response.json["details"] as? [String: Any])?["limit"] as? Int == 2)
+        first.connection.hangUp()
+        #expect(await eventually { server.application.changeFeed.streamCount == 1 })
+        let again = try await subscribe(server, "collection=Post")
+        #expect(again.status == 200)
+        let metrics = try await server.client.send("GET", "/metrics")
+        #expect(metrics.text.contains("\nroost_event_streams 2\n"))
+        // A logged-in user counts apart from the anonymous address, but all count in the total.
+        _ = try await server.client.register("ann")
+        let token = try await server.client.login("ann", password: "correct horse")
+        let full = try await subscribe(server, "collection=Post", headers: [("X-Token", token)])
+        #expect(full.status == 200)
+        let over = try await subscribe(server, "collection=Post", headers: [("X-Token", token)])
+        #expect(over.status == 503 && over.response.json["code"] as? String == "server_busy")
+        _ = second
+        await server.stop()
+    }
+
+    @Test("revoking the token, or deactivating the user, closes the stream")
+    func revocationCloses() async throws {
+        let world = try await PermissionWorld.make()
+        let server = world.server
+        let alice = try await subscribe(server, "subscribe=Acronym", headers: world.headers(.owner))
+        let bob = try await subscribe(server, "subscribe=Acronym", headers: world.headers(.other))
+        #expect(try await world.send(.owner, "POST", "/ff/logout").json["loggedOut"] as? Bool == true)
+        #expect(try await alice.readToEnd().isEmpty)
+        #expect(alice.comments.contains { $0.contains("revoked") })
+        let deactivated = try await world.send(
+            .admin, "PATCH", "/ff/resources/FFUser/\(world.guids[.other]!)", json: #"{"active":false}"#)
+        #expect(deactivated.status == 200, "\(deactivated.text)")
+        _ = try await bob.readToEnd()
+        #expect(bob.ended && bob.comments.contains { $0.contains("no longer active") })
+        await server.stop()
+    }
+
+    @Test("a stream ends when its token expires")
+    func expiryCloses() async throws {
+        let server = try await TestServer { configuration in
+            configuration.appDefinition = openRules
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.tokenLifetime = 2
+            configuration.events.heartbeat = .milliseconds(100)
+        }
+        _ = try await server.client.register("ann")
+        let token = try await server.client.login("ann", password: "correct horse")
+        let reader = try await subscribe(server, "collection=Post", headers: [("X-Token", token)])
+        #expect(reader.status == 200)
+        _ = try await reader.readToEnd()
+        #expect(reader.ended && reader.comments.contains { $0.contains("expired") })
+        await server.stop()
+    }
+
+    @Test("a client that does not read is cut off with its last delivered id, and resumes without loss")
+    func slowReaderIsCutOff() async throws {
+        let server = try await makeEventServer { limits in
+            limits.bufferedBytes = 64 * 1024
+            limits.slowReaderTimeout = .seconds(3)
+        }
+        let slow = try await subscribe(server, "collection=Post")
+        let text = String(repeating: "x", count: 20_000)
+        var guids: [String] = []
+        // Far more than the socket buffers and the stream's limit hold.
+        for _ in 0..<600 {
+            let created = try await server.client.send(
+                "POST", "/ff/resources/Post", json: #"{"text":"\#(text)"}"#)
+            guids.append(try #require(created.json["guid"] as? String))
+        }
+        #expect(await eventually { server.application.changeFeed.streamCount == 0 })
+        let received = try await slow.readToEnd()
+        let farewell = try #require(slow.comments.first { $0.contains("last delivered id") })
+        let lastID = try #require(received.last?.id)
+        #expect(farewell.hasSuffix("Last-Event-ID: \(lastID)"))
+        #expect(received.count < guids.count)
+        #expect(received.map(\.guid) == Array(guids.prefix(received.count)))
+        let resumed = try await subscribe(server, "collection=Post", headers: [("Last-Event-ID", lastID)])
+        let rest = try await resumed.next(guids.count - received.count)
+        #expect(rest.count == guids.count - received.count, "ended: \(resumed.ended) \(resumed.comments)")
+        #expect(rest.map(\.guid) == Array(guids.dropFirst(received.count)))
+        await server.stop()
+    }
+
+    @Test("shutdown ends open streams cleanly, saying why")
+    func shutdownEndsStreams() async throws {
+        let server = try await makeEventServer()
+        let reader = try await subscribe(server, "collection=Post")
+        await server.stop()
+        #expect(try await reader.readToEnd().isEmpty)
+        #expect(reader.ended && reader.comments.contains { $0.contains("shutting down") })
+    }
+
+    @Test("a quiet stream gets heartbeats carrying its position")
+    func heartbeats() async throws {
+        let server = try await makeEventServer { $0.heartbeat = .milliseconds(200) }
+        let reader = try await subscribe(server, "collection=Post")
+        _ = try await server.client.send("POST", "/ff/resources/Other", json: "{}")
+        #expect(try await reader.waitForComment(containing: "heartbeat"))
+        // The id without data moves the client's position past the write it did not hear of.
+        #expect(try await reader.waitForLastEventID("1"))
+        await server.stop()
+    }
+}
+
+@Suite("Realtime events: membership and HEAD")
+struct EventMembershipTests {
+    @Test("a user removed from a group stops hearing of what the group let them read")
+    func groupRemovalApplies() async throws {
+        let world = try await PermissionWorld.make()
+        let server = world.server
+        let carol = try await subscribe(
+            server, "subscribe=Board&subscribe=Acronym", headers: world.headers(.member))
+        let board = try await world.send(
+            .owner, "POST", "/ff/resources/Board", json: #"{"readers":["editors"]}"#)
+        let guid = try #require(board.json["guid"] as? String)
+        #expect(try await carol.next()?.guid == guid)
+        let removed = try await world.send(
+            .admin, "PATCH", "/ff/resources/FFUserGroup/editors", json: #"{"users":[]}"#)
+        #expect(removed.status == 200, "\(removed.text)")
+        _ = try await world.send(.owner, "PATCH", "/ff/resources/Board/\(guid)", json: #"{"title":"new"}"#)
+        let marker = try await world.send(.owner, "POST", "/ff/resources/Acronym", json: #"{"a":"b"}"#)
+        #expect(try await carol.next()?.guid == marker.json["guid"] as? String)
+        await server.stop()
+    }
+
+    @Test("HEAD /ff/events answers the stream's head and opens no stream")
+    func headOpensNothing() async throws {
+        let server = try await makeEventServer()
+        let response = try await offCooperativePool { () throws -> TestResponse in
+            let connection = try RawConnection(port: server.port)
+            connection.send("HEAD /ff/events?collection=Post HTTP/1.1\r\nHost: x\r\n\r\n")
+            return try connection.readResponse(head: true)
+        }
+        #expect(
+            response.status == 200 && response.header("Content-Type") == "text/event-stream; charset=utf-8")
+        #expect(await eventually { server.application.changeFeed.streamCount == 0 })
+        await server.stop()
+    }
+}
