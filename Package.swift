@@ -60,11 +60,13 @@ let package = Package(
         .target(
             name: "RoostCore",
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
-        .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON"]),
+        .target(
+            name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres"]),
         .executableTarget(
             name: "roost",
             dependencies: [
-                "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem",
+                "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "RoostPostgres",
+                "CRoostSystem",
             ]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient", resources: [.copy("PrivacyInfo.xcprivacy")]),
