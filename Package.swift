@@ -95,7 +95,8 @@ let package = Package(
         .testTarget(
             name: "RoostPostgresTests",
             dependencies: [
-                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostTestSupport",
+                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostServer",
+                "RoostTestSupport",
             ]),
         .testTarget(
             name: "RoostServerTests",

@@ -16,5 +16,9 @@ if [ -z "${ROOST_TEST_DATABASE_URL:-}" ]; then
     ROOST_TEST_DATABASE_URL="$(scripts/postgres-test-cluster.sh start "$cluster")"
     export ROOST_TEST_DATABASE_URL
 fi
-# A bound on the whole run, so that a test that hangs fails the run in minutes, not at CI's limit.
+# A bound on each run, so that a test that hangs fails the run in minutes, not at CI's limit.
 timeout --signal=KILL 1800 swift test --skip-build "$@"
+# The API suite again, every server on PostgreSQL (the same tests: TestServer picks the backend).
+if [ "$#" -eq 0 ]; then
+    ROOST_TEST_BACKEND=postgres timeout --signal=KILL 1800 swift test --skip-build --filter RoostServerTests
+fi

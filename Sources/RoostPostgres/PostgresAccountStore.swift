@@ -148,6 +148,7 @@ public final class PostgresAccountStore: AccountStore {
 
     public func updatePasswordHash(userGuid: String, hash: String, revoking: TokenCleanup) async throws {
         try await database.write { connection in
+            try PostgresObjectStore.lock(.sessions, userGuid, on: connection)
             try connection.run("UPDATE accounts SET password_hash = \(hash) WHERE user_guid = \(userGuid)")
             switch revoking {
             case .none: break
@@ -172,12 +173,9 @@ public final class PostgresAccountStore: AccountStore {
         async throws
     {
         try await database.write { connection in
-            // Logins of one user take turns, so that two at once cannot each keep the token the
-            // other's revocation should have removed (SQLite's single writer gives this for free).
-            if revocation != .none {
-                _ = try connection.first(
-                    "SELECT 1 FROM accounts WHERE user_guid = \(token.userGuid) FOR UPDATE", { _ in true })
-            }
+            // Logins of one user one after the other, as SQLite's writer runs them: two logins
+            // that each replace the device's token must not both keep theirs.
+            try PostgresObjectStore.lock(.sessions, token.userGuid, on: connection)
             switch revocation {
             case .none: break
             case .sameDevice:
@@ -252,8 +250,7 @@ public final class PostgresAccountStore: AccountStore {
         let derived = groups.map(DerivedRows.init(of:))
         return try await database.write { connection in
             // Instances starting together ensure the groups one after the other.
-            try PostgresObjectStore.lock(
-                shared: false, PostgresObjectStore.blobLock + 2, "groups", on: connection)
+            try PostgresObjectStore.lock(.groups, "declared", on: connection)
             var replaced: [String] = []
             for (group, rows) in zip(groups, derived) {
                 if let existing = try PostgresObjectStore.object(

@@ -25,7 +25,7 @@ extension PostgresObjectStore {
         }
         for reference in derived.blobReferences {
             // A collection removing this blob holds the exclusive lock until it commits.
-            try lock(shared: true, Self.blobLock, reference.sha256, on: connection)
+            try lock(.blob, reference.sha256, shared: true, on: connection)
             try connection.run(
                 """
                 INSERT INTO blob_refs (collection, guid, member, sha256)
@@ -43,14 +43,29 @@ extension PostgresObjectStore {
         try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
     }
 
-    /// The advisory lock class of blob digests (the other key is the digest's hash); the next
-    /// one is field indexes'.
-    static let blobLock: Int = 0x526F_6F73  // "Roos"
+    /// Transaction-level advisory locks Roost takes: what SQLite's single writer gives for free.
+    /// The class is the first key; the second is a hash of the name locked.
+    enum AdvisoryLock: Int {
+        /// A blob digest: writes referring to it share it, its removal takes it alone.
+        case blob = 0x526F_6F73  // "Roos"
+        /// A field index being created, by name.
+        case fieldIndex
+        /// The app's declared groups, while they are ensured.
+        case groups
+        /// A user's sessions, while a login replaces tokens or a password change revokes them.
+        case sessions
+    }
 
     /// Takes a transaction's advisory lock on `key` within `kind`.
-    static func lock(shared: Bool, _ kind: Int, _ key: String, on connection: PostgresConnection) throws {
+    static func lock(
+        _ kind: AdvisoryLock, _ key: String, shared: Bool = false, on connection: PostgresConnection
+    )
+        throws
+    {
         let function = shared ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock"
-        _ = try connection.first("SELECT \(raw: function)(\(kind)::int4, hashtext(\(key)))") { _ in true }
+        _ = try connection.first("SELECT \(raw: function)(\(kind.rawValue)::int4, hashtext(\(key)))") { _ in
+            true
+        }
     }
 
     static func milliseconds(_ date: Date) -> Int64 {
@@ -88,7 +103,7 @@ extension PostgresObjectStore {
         var removed: Set<String> = []
         for sha256 in digests {
             let gone = try await database.write { connection in
-                try Self.lock(shared: false, Self.blobLock, sha256, on: connection)
+                try Self.lock(.blob, sha256, on: connection)
                 let used =
                     try connection.first(
                         """
@@ -142,7 +157,7 @@ extension PostgresObjectStore {
             """
         try await database.write { connection in
             // Instances creating the same index at once wait for each other.
-            try Self.lock(shared: false, Self.blobLock + 1, index.name, on: connection)
+            try Self.lock(.fieldIndex, index.name, on: connection)
             try connection.execute(ddl)
             try connection.run(
                 """

@@ -8,6 +8,7 @@ public final class PostgresStorage: Storage {
     public let idempotencyKeys: PostgresIdempotencyStore
     public let changes: PostgresChangeLog
     public let loginThrottle: PostgresLoginThrottleStore
+    public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
     public let listener: PostgresListener?
 
@@ -16,12 +17,14 @@ public final class PostgresStorage: Storage {
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
     public var loginFailures: any LoginFailureStore { loginThrottle }
+    public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
     /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, shared
     /// state 40–49, the change log 50–59.
     public static let migrations =
         PostgresObjectStore.migrations + PostgresAccountStore.migrations + PostgresIdempotencyStore.migrations
-        + PostgresLoginThrottleStore.migrations + PostgresChangeLog.migrations
+        + PostgresLoginThrottleStore.migrations + PostgresDefinitionStore.migrations
+        + PostgresChangeLog.migrations
 
     /// Connects, migrates and starts the pool (blocking: at startup only). `listening` starts a
     /// connection that hears other instances' commits, which a server needs and a command not.
@@ -29,7 +32,9 @@ public final class PostgresStorage: Storage {
         self.init(
             database: try PostgresDatabase(configuration: configuration, migrations: Self.migrations),
             listener: listening
-                ? PostgresListener(configuration: configuration, channels: [PostgresChangeLog.channel]) : nil)
+                ? PostgresListener(
+                    configuration: configuration,
+                    channels: [PostgresChangeLog.channel, PostgresDefinitionStore.channel]) : nil)
     }
 
     /// Uses a database that is already connected and migrated with ``migrations``.
@@ -41,6 +46,7 @@ public final class PostgresStorage: Storage {
         idempotencyKeys = PostgresIdempotencyStore(database: database)
         changes = PostgresChangeLog(database: database, listener: listener)
         loginThrottle = PostgresLoginThrottleStore(database: database)
+        definitions = PostgresDefinitionStore(database: database, listener: listener)
     }
 
     public func metrics() -> String { "" }

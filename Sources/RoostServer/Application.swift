@@ -94,6 +94,8 @@ public final class Application: Sendable {
     private let accounts: AccountService
     private let blobIO: BackgroundWorkers
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// With a shared database, the app definition stored there.
+    private let sharedDefinitions: SharedDefinitionFollower?
     /// The realtime change feed behind `GET /ff/events`.
     public let changeFeed: ChangeFeed
     /// The app definition in force.
@@ -116,12 +118,17 @@ public final class Application: Sendable {
             } ?? AppDefinitionSource(configuration.appDefinition)
         let storage = try Self.openStorage(configuration)
         self.storage = storage
+        sharedDefinitions = storage.sharedDefinitions.map { [definitions] store in
+            SharedDefinitionFollower(store: store, definitions: definitions, logger: logger)
+        }
         let metrics = HTTPMetrics()
         let accounts = AccountService(
-            objects: storage.objectStore, accounts: storage.accountStore, hasher: configuration.passwordHasher,
+            objects: storage.objectStore, accounts: storage.accountStore,
+            hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(
-                limits: configuration.loginLimits, clock: configuration.clock, failures: storage.loginFailures),
+                limits: configuration.loginLimits, clock: configuration.clock, failures: storage.loginFailures
+            ),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions)
@@ -225,8 +232,9 @@ public final class Application: Sendable {
     /// Creates the definition's indexes, then starts listening; returns once connections are
     /// accepted.
     public func start() async throws {
-        try await createIndexes(of: definitions.definition)
-        try await createGroups(of: definitions.definition)
+        try await sharedDefinitions?.adopt()
+        try await install(definitions.definition)
+        sharedDefinitions?.start { [self] definition in try await install(definition) }
         try server.start()
         do {
             try redirectServer?.start()
@@ -265,11 +273,20 @@ public final class Application: Sendable {
     @discardableResult
     public func reloadAppDefinition() async throws -> AppDefinition {
         guard let path = definitions.path else { return definitions.definition }
+        if let sharedDefinitions {
+            // Stored for every instance on the database, and in force here at once.
+            return try await sharedDefinitions.publish(path: path) { [self] in try await install($0) }
+        }
         let definition = try AppDefinitionSource.load(path)
-        try await createIndexes(of: definition)
-        try await createGroups(of: definition)
+        try await install(definition)
         definitions.replace(with: definition)
         return definition
+    }
+
+    /// What a definition needs before it is in force: its indexes and its groups.
+    private func install(_ definition: AppDefinition) async throws {
+        try await createIndexes(of: definition)
+        try await createGroups(of: definition)
     }
 
     private func createIndexes(of definition: AppDefinition) async throws {
@@ -311,6 +328,7 @@ public final class Application: Sendable {
     /// the event loops, the blob workers, the database's writer and readers (closing every
     /// connection, which checkpoints the WAL and removes it).
     public func shutdown() async {
+        await sharedDefinitions?.stop()
         let sweep = sweeper.withLock { task in
             defer { task = nil }
             return task

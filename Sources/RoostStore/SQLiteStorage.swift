@@ -14,6 +14,7 @@ public final class SQLiteStorage: Storage {
     public var changeLog: any ChangeLog { changes }
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
+    public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
 
     public func metrics() -> String {
         """

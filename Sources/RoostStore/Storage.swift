@@ -56,6 +56,9 @@ public protocol Storage: Sendable {
     var changeLog: any ChangeLog { get }
     /// Where the login throttle counts failures: shared by every instance on the database.
     var loginFailures: any LoginFailureStore { get }
+    /// Where instances sharing the database keep the app definition; nil when one server reads
+    /// its own file.
+    var sharedDefinitions: (any SharedDefinitionStore)? { get }
     /// Lines for `/metrics` in Prometheus' text format, each ending in a newline; may be empty.
     func metrics() -> String
     /// Finishes the work in flight and closes every connection.

@@ -9,12 +9,17 @@ let appHelp = """
     USAGE:
       roost app check FILE
       roost app apply FILE [--data-dir PATH]
+      roost app apply FILE --database URL
 
     check   validates FILE and prints the first problem with its line or field.
     apply   validates FILE, installs it as the definition of the server running on the data
             folder (which must have been started with --app), and has the server reload it
             without dropping a connection. An invalid file is refused and the running
             definition stays.
+
+    With --database (or ROOST_DATABASE_URL), apply stores FILE in the PostgreSQL database that
+    servers share instead: every instance on it puts the definition in force within a second,
+    with no signal and no restart.
 
     A running server also reloads its --app file on SIGHUP:  kill -HUP $(head -1 DATA/roost.pid)
 
@@ -76,7 +81,7 @@ func app(_ arguments: [String]) async -> Int32 {
         print(appHelp)
         return 0
     }
-    guard let (dataDirectory, files) = dataDirectoryAndNames(arguments.dropFirst(), command: "app") else {
+    guard let (database, files) = databaseAndNames(arguments.dropFirst(), command: "app") else {
         return 64
     }
     guard ["check", "apply"].contains(action), files.count == 1 else {
@@ -95,7 +100,26 @@ func app(_ arguments: [String]) async -> Int32 {
         say("\(files[0]) is valid: \(count) collection\(count == 1 ? "" : "s") declared")
         return 0
     }
-    return await apply(file: files[0], dataDirectory: dataDirectory)
+    if database.databaseURL != nil { return await applyShared(file: files[0], database: database) }
+    return await apply(file: files[0], dataDirectory: database.dataDirectory)
+}
+
+/// Stores a valid definition in the shared database, where every instance finds it.
+private func applyShared(file: String, database: CommandDatabase) async -> Int32 {
+    do {
+        let text = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let revision = try await database.withStorage { storage in
+            try await storage.sharedDefinitions?.storeDefinition(
+                text, at: Int64(Date().timeIntervalSince1970 * 1000)) ?? 0
+        }
+        say(
+            "roost: \(file) is revision \(revision) of the app definition; every server on the database puts it in force within a second"
+        )
+        return 0
+    } catch {
+        printError("\(error)")
+        return exitStatus(for: error)
+    }
 }
 
 private func apply(file: String, dataDirectory: String) async -> Int32 {

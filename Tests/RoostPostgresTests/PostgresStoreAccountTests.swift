@@ -60,6 +60,30 @@ struct PostgresStoreAccountTests {
         }
     }
 
+    @Test(
+        "concurrent logins that replace the device's token (or all tokens) leave one token",
+        arguments: Backend.allCases)
+    func concurrentLoginsLeaveOne(_ backend: Backend) async throws {
+        try await withStorage(backend) { storage in
+            let accounts = storage.accountStore
+            try await accounts.createAccount(Self.account("u1", "alice"), user: object("FFUser", "u1"))
+            for revocation in [TokenRevocation.sameDevice, .allDevices, .sameDeviceBeyond(0)] {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<16 {
+                        group.addTask {
+                            try await accounts.issue(
+                                Self.token(
+                                    "\(revocation)-\(index)", user: "u1", device: "watch", at: Int64(index)),
+                                revoking: revocation, manufacturerId: nil)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(try await accounts.tokens(userGuid: "u1").count == 1, "\(revocation)")
+            }
+        }
+    }
+
     @Test("deactivating a user deletes their tokens in the same write", arguments: Backend.allCases)
     func deactivationRevokes(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
