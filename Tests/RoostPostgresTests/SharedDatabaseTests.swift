@@ -148,7 +148,10 @@ struct SharedDatabaseTests {
         let reader = try await EventStreamReader(port: b.port, path: "/ff/events?collection=Post")
         #expect(reader.status == 200)
         #expect(try await reader.waitForComment(containing: "subscribed"))
-        let created = try await a.client.send("POST", "/ff/resources/Post", json: #"{"text":"hi"}"#)
+        let token = try await Self.register(a, "fay")
+        let created = try await a.client.send(
+            "POST", "/ff/resources/Post", json: #"{"text":"hi"}"#, headers: [("X-Token", token)])
+        #expect(created.status == 201)
         let event = try #require(try await reader.next())
         #expect(event.type == "create")
         #expect(event.guid == created.json["guid"] as? String)
