@@ -10,7 +10,7 @@ import RoostStore
 /// A statement text seen twice is prepared, and later runs skip parsing and planning.
 public final class PostgresConnection {
     private var handle: OpaquePointer?
-    private let owner: pthread_t
+    private var owner: pthread_t
     let configuration: PostgresConfiguration
     /// Sends PQcancel for this connection's running statement from another thread.
     let cancelHandle: PostgresCancelHandle
@@ -48,6 +48,12 @@ public final class PostgresConnection {
     }
 
     deinit { close() }
+
+    /// Hands an idle connection to the calling thread, which alone uses it from now on (the blob
+    /// store lends its few connections to whichever I/O thread needs one, one thread at a time).
+    func moveToCurrentThread() {
+        owner = pthread_self()
+    }
 
     /// Closes the connection; later statements fail as a lost connection.
     func close() {
