@@ -60,7 +60,9 @@ let package = Package(
         .target(
             name: "RoostCore",
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
-        .target(name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON"]),
+        .target(
+            name: "RoostServer",
+            dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres"]),
         .executableTarget(
             name: "roost",
             dependencies: [

@@ -11,9 +11,11 @@ public final class PostgresStorage: Storage {
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
 
-    /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39.
+    /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, blobs
+    /// 60–69 (the tables exist whichever blob store is chosen).
     public static let migrations =
         PostgresObjectStore.migrations + PostgresAccountStore.migrations + PostgresIdempotencyStore.migrations
+        + PostgresBlobStorage.migrations
 
     /// Connects, migrates and starts the pool (blocking: at startup only).
     public convenience init(configuration: PostgresConfiguration) throws {

@@ -70,6 +70,14 @@ public struct ServerConfiguration: Sendable {
     public var strictTransportSecurity = true
     /// The realtime streams' limits and the change log's retention (`--events-*`).
     public var events = EventLimits()
+    /// The PostgreSQL database (`--database`), a postgres:// URL or libpq's key=value string; nil
+    /// keeps everything in the data folder's SQLite.
+    public var databaseURL: String?
+    /// Where blob bytes live (`--blob-store`); nil: the data folder with SQLite, the database with
+    /// ``databaseURL``.
+    public var blobStore: BlobStoreKind?
+    /// The local cache of blobs read from the database, in bytes (`--blob-cache-size`).
+    public var blobCacheBytes = 1 << 30
 
     public init() {}
 }
@@ -85,6 +93,7 @@ public final class Application: Sendable {
     private let blobCollector: BlobCollector
     private let accounts: AccountService
     private let blobIO: BackgroundWorkers
+    private let blobStorage: any BlobStorage
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The realtime change feed behind `GET /ff/events`.
     public let changeFeed: ChangeFeed
@@ -110,7 +119,8 @@ public final class Application: Sendable {
         self.storage = storage
         let metrics = HTTPMetrics()
         let accounts = AccountService(
-            objects: storage.objectStore, accounts: storage.accountStore, hasher: configuration.passwordHasher,
+            objects: storage.objectStore, accounts: storage.accountStore,
+            hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
@@ -127,7 +137,8 @@ public final class Application: Sendable {
         let objects = ObjectService(
             store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
-        let blobStorage = try FileBlobStorage(dataDirectory: configuration.dataDirectory)
+        let blobStorage = try Self.openBlobStorage(configuration)
+        self.blobStorage = blobStorage
         let blobIO = BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false)
         self.blobIO = blobIO
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
@@ -305,6 +316,7 @@ public final class Application: Sendable {
         await changeFeed.shutdown()
         await server.shutdown()
         await blobIO.stop()
+        blobStorage.close()
         await storage.close()
     }
 }

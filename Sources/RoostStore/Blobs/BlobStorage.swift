@@ -8,8 +8,11 @@ import Synchronization
 /// Where blob bytes live, named by their SHA-256 (hex), so identical bytes are kept once.
 ///
 /// Uploads arrive in a temporary file of the storage's own (``makeTemporaryFile()``), are
-/// flushed, then adopted under their digest. A store on S3 would upload in ``adopt`` and hand out
-/// readers that stream from the bucket; the local one hands out file descriptors for `sendfile`.
+/// flushed, then adopted under their digest. Reads hand out a file descriptor, which the HTTP
+/// layer sends with `sendfile` and serves ranges from: a remote store (PostgreSQL's
+/// `PostgresBlobStorage`, or an S3-compatible one) copies the blob into a local cache of whole
+/// blobs first. Every method may block: callers run them on I/O worker threads, never on an event
+/// loop or Swift's cooperative threads.
 public protocol BlobStorage: Sendable {
     /// A new, empty temporary file for an upload (mode 0600), open for writing.
     func makeTemporaryFile() throws -> (path: String, descriptor: Int32)
@@ -25,6 +28,12 @@ public protocol BlobStorage: Sendable {
     func abandonedTemporaryFiles() throws -> [String]
     /// Removes a blob.
     func remove(_ sha256: String) throws
+    /// Lets go of what the storage holds open (connections); called once, at shutdown.
+    func close()
+}
+
+extension BlobStorage {
+    public func close() {}
 }
 
 /// A blob in storage.
@@ -32,6 +41,12 @@ public struct StoredBlob: Sendable, Equatable {
     public let sha256: String
     public let size: Int
     public let modified: Date
+
+    public init(sha256: String, size: Int, modified: Date) {
+        self.sha256 = sha256
+        self.size = size
+        self.modified = modified
+    }
 }
 
 /// ``BlobStorage`` in the data folder: `blobs/ab/cd/<sha256>`, temporary files in `blobs/tmp`.
@@ -51,7 +66,8 @@ public final class FileBlobStorage: BlobStorage {
         return "\(root)/\(String(characters[0..<2]))/\(String(characters[2..<4]))/\(sha256)"
     }
 
-    static func isDigest(_ text: String) -> Bool {
+    /// Whether `text` is a SHA-256 in lowercase hex, as blobs are named.
+    public static func isDigest(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
@@ -78,7 +94,7 @@ public final class FileBlobStorage: BlobStorage {
         let descriptor = Glibc.open(folder, O_RDONLY | O_CLOEXEC)
         if descriptor >= 0 {
             fsync(descriptor)
-            close(descriptor)
+            Glibc.close(descriptor)
         }
     }
 
@@ -91,7 +107,7 @@ public final class FileBlobStorage: BlobStorage {
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            close(descriptor)
+            Glibc.close(descriptor)
             throw Self.failure("read a blob's size")
         }
         return (descriptor, Int(status.st_size))
