@@ -66,7 +66,8 @@ let package = Package(
         .executableTarget(
             name: "roost",
             dependencies: [
-                "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "CRoostSystem",
+                "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "RoostPostgres",
+                "CRoostSystem",
             ]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient", resources: [.copy("PrivacyInfo.xcprivacy")]),

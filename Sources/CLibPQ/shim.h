@@ -2,6 +2,7 @@
 #define ROOST_CLIBPQ_SHIM_H
 
 #include <libpq-fe.h>
+#include <errno.h>
 #include <poll.h>
 
 // The diagnostic field codes are character macros, which Swift does not import.
@@ -23,6 +24,16 @@ static inline int roost_pq_socket_readable(PGconn *connection) {
     struct pollfd descriptor = {.fd = PQsocket(connection), .events = POLLIN, .revents = 0};
     if (descriptor.fd < 0) return 1;
     return poll(&descriptor, 1, 0) != 0;
+}
+
+// Waits up to `milliseconds` for the connection's socket to be readable: 1 when it is, 0 on
+// timeout, -1 when there is no socket or poll failed (EINTR counts as a timeout).
+static inline int roost_pq_wait_readable(PGconn *connection, int milliseconds) {
+    struct pollfd descriptor = {.fd = PQsocket(connection), .events = POLLIN, .revents = 0};
+    if (descriptor.fd < 0) return -1;
+    int ready = poll(&descriptor, 1, milliseconds);
+    if (ready < 0) return errno == EINTR ? 0 : -1;
+    return ready > 0 ? 1 : 0;
 }
 
 #endif

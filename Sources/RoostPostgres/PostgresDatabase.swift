@@ -59,6 +59,11 @@ public final class PostgresDatabase: Sendable {
         try await pool.run(.snapshot, body)
     }
 
+    /// Jobs waiting for a connection now (for `/metrics`).
+    public var queuedJobs: Int { pool.waiting }
+    /// Jobs running on a connection now (for `/metrics`).
+    public var runningJobs: Int { pool.running }
+
     /// Finishes queued jobs, closes every connection and joins the threads.
     public func close() async {
         await pool.close()

@@ -67,7 +67,7 @@ public final class PostgresLoginThrottleStore: LoginFailureStore {
     }
 
     public func forget(_ key: String) async throws {
-        try await database.write { try $0.run("DELETE FROM roost_login_failures WHERE key = \(key)") }
+        _ = try await database.write { try $0.run("DELETE FROM roost_login_failures WHERE key = \(key)") }
     }
 
     /// Keys with a row, for tests of the sweep.

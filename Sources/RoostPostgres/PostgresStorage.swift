@@ -6,33 +6,48 @@ public final class PostgresStorage: Storage {
     public let objects: PostgresObjectStore
     public let accounts: PostgresAccountStore
     public let idempotencyKeys: PostgresIdempotencyStore
+    public let changes: PostgresChangeLog
+    public let loginThrottle: PostgresLoginThrottleStore
+    /// Hears other instances' commits; nil for storage opened by a command, which needs none.
+    public let listener: PostgresListener?
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
+    public var changeLog: any ChangeLog { changes }
+    public var loginFailures: any LoginFailureStore { loginThrottle }
 
-    /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, blobs
-    /// 60–69 (the tables exist whichever blob store is chosen).
+    /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, shared
+    /// state 40–49, the change log 50–59, blobs 60–69 (the tables exist whichever blob store is
+    /// chosen).
     public static let migrations =
         PostgresObjectStore.migrations + PostgresAccountStore.migrations + PostgresIdempotencyStore.migrations
-        + PostgresBlobStorage.migrations
+        + PostgresLoginThrottleStore.migrations + PostgresChangeLog.migrations + PostgresBlobStorage.migrations
 
-    /// Connects, migrates and starts the pool (blocking: at startup only).
-    public convenience init(configuration: PostgresConfiguration) throws {
-        self.init(database: try PostgresDatabase(configuration: configuration, migrations: Self.migrations))
+    /// Connects, migrates and starts the pool (blocking: at startup only). `listening` starts a
+    /// connection that hears other instances' commits, which a server needs and a command not.
+    public convenience init(configuration: PostgresConfiguration, listening: Bool = true) throws {
+        self.init(
+            database: try PostgresDatabase(configuration: configuration, migrations: Self.migrations),
+            listener: listening
+                ? PostgresListener(configuration: configuration, channels: [PostgresChangeLog.channel]) : nil)
     }
 
     /// Uses a database that is already connected and migrated with ``migrations``.
-    public init(database: PostgresDatabase) {
+    public init(database: PostgresDatabase, listener: PostgresListener? = nil) {
         self.database = database
+        self.listener = listener
         objects = PostgresObjectStore(database: database)
         accounts = PostgresAccountStore(database: database)
         idempotencyKeys = PostgresIdempotencyStore(database: database)
+        changes = PostgresChangeLog(database: database, listener: listener)
+        loginThrottle = PostgresLoginThrottleStore(database: database)
     }
 
     public func metrics() -> String { "" }
 
     public func close() async {
+        await listener?.stop()
         await database.close()
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostPostgres
 import RoostStore
 import Synchronization
 
@@ -10,6 +11,11 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = "./roost-data"
+    /// A PostgreSQL database shared by every instance (`--database`): a postgres:// URL or
+    /// libpq's key=value string. Nil keeps everything in the data folder's SQLite database.
+    public var databaseURL: String?
+    /// Connections to PostgreSQL, each on a thread of its own (`--database-connections`).
+    public var databaseConnections = 8
     public var loopCount = ProcessInfo.processInfo.activeProcessorCount
     public var maxBodyBytes = 10 * 1024 * 1024
     /// The largest blob an upload may carry.
@@ -70,9 +76,6 @@ public struct ServerConfiguration: Sendable {
     public var strictTransportSecurity = true
     /// The realtime streams' limits and the change log's retention (`--events-*`).
     public var events = EventLimits()
-    /// The PostgreSQL database (`--database`), a postgres:// URL or libpq's key=value string; nil
-    /// keeps everything in the data folder's SQLite.
-    public var databaseURL: String?
     /// Where blob bytes live (`--blob-store`); nil: the data folder with SQLite, the database with
     /// ``databaseURL``.
     public var blobStore: BlobStoreKind?
@@ -122,7 +125,8 @@ public final class Application: Sendable {
             objects: storage.objectStore, accounts: storage.accountStore,
             hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
-            throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
+            throttle: LoginThrottle(
+                limits: configuration.loginLimits, clock: configuration.clock, failures: storage.loginFailures),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions)
@@ -195,11 +199,18 @@ public final class Application: Sendable {
         }
     }
 
-    /// The embedded SQLite database in the data folder.
+    /// PostgreSQL with ``ServerConfiguration/databaseURL``, else the embedded SQLite database in
+    /// the data folder.
     private static func openStorage(_ configuration: ServerConfiguration) throws -> any Storage {
-        try SQLiteStorage(
-            directory: configuration.dataDirectory, durability: configuration.durability,
-            readLimits: configuration.readLimits)
+        guard let url = configuration.databaseURL else {
+            return try SQLiteStorage(
+                directory: configuration.dataDirectory, durability: configuration.durability,
+                readLimits: configuration.readLimits)
+        }
+        var postgres = try PostgresConfiguration(connectionString: url)
+        postgres.poolSize = configuration.databaseConnections
+        postgres.statementTimeout = configuration.readLimits.timeout
+        return try PostgresStorage(configuration: postgres)
     }
 
     private static func loadTLS(_ configuration: ServerConfiguration) throws -> TLSContext? {

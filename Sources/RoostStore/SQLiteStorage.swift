@@ -12,6 +12,8 @@ public final class SQLiteStorage: Storage {
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
+    /// One process serves an SQLite database, so its memory is where failures are counted.
+    public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
 
     public func metrics() -> String {
         """

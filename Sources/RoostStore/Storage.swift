@@ -54,6 +54,8 @@ public protocol Storage: Sendable {
     var idempotencyStore: any IdempotencyStore { get }
     /// The log every object write appends to, which realtime streams read.
     var changeLog: any ChangeLog { get }
+    /// Where the login throttle counts failures: shared by every instance on the database.
+    var loginFailures: any LoginFailureStore { get }
     /// Lines for `/metrics` in Prometheus' text format, each ending in a newline; may be empty.
     func metrics() -> String
     /// Finishes the work in flight and closes every connection.

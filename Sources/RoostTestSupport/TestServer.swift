@@ -17,6 +17,10 @@ public final class TestServer: Sendable {
         configuration.dataDirectory = directory
         configuration.accessLog = false
         configuration.loopCount = 2
+        if TestBackend.current == .postgres {
+            configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
+            configuration.databaseConnections = 3
+        }
         configure(&configuration)
         application = try Application(configuration: configuration)
         try await application.start()

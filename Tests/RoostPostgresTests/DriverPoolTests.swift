@@ -32,7 +32,7 @@ struct DriverPoolTests {
                     }
                 }
             }
-            try await eventually("the sleep runs on the server") {
+            try await waitUntil("the sleep runs on the server") {
                 try await database.read { connection in
                     try connection.first(
                         "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(60)'"
@@ -51,9 +51,9 @@ struct DriverPoolTests {
             $0.statementTimeout = .seconds(120)
         }) { database, _ in
             let sleeper = Task { try await database.read { try $0.execute("SELECT pg_sleep(60)") } }
-            try await eventually("the sleep runs") { database.pool.running == 1 }
+            try await waitUntil("the sleep runs") { database.pool.running == 1 }
             let queued = Task { try await database.write { try $0.execute("CREATE TABLE never (k bigint)") } }
-            try await eventually("the write waits") { database.pool.waiting == 1 }
+            try await waitUntil("the write waits") { database.pool.waiting == 1 }
             queued.cancel()
             await #expect(throws: CancellationError.self) { try await queued.value }
             sleeper.cancel()
@@ -72,9 +72,9 @@ struct DriverPoolTests {
             $0.statementTimeout = .seconds(120)
         }) { database, _ in
             let sleeper = Task { try await database.read { try $0.execute("SELECT pg_sleep(60)") } }
-            try await eventually("the sleep runs") { database.pool.running == 1 }
+            try await waitUntil("the sleep runs") { database.pool.running == 1 }
             let queued = Task { try await database.read { try $0.first("SELECT 2") { $0.integer(0) } } }
-            try await eventually("the second read waits") { database.pool.waiting == 1 }
+            try await waitUntil("the second read waits") { database.pool.waiting == 1 }
             let kind = await storeErrorKind { _ = try await database.read { try $0.execute("SELECT 3") } }
             #expect(kind == .busy)
             sleeper.cancel()

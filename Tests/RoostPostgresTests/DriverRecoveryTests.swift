@@ -28,7 +28,7 @@ struct DriverRecoveryTests {
         #expect(writeKind == .unavailable)
 
         _ = try runClusterScript(["start", folder])
-        try await eventually("the pool reconnects") {
+        try await waitUntil("the pool reconnects") {
             (try? await database.read { try $0.first("SELECT 1") { $0.integer(0) } }) == 1
         }
         // Every connection of the pool works again.

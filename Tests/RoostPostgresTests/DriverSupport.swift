@@ -27,7 +27,7 @@ func withTestDatabase<T>(
 }
 
 /// Waits (polling) until `condition` holds; fails the test after `attempts` tries.
-func eventually(
+func waitUntil(
     _ what: String, attempts: Int = 600, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {

@@ -243,9 +243,10 @@ struct PostgresBlobStorageTests {
         #expect(try await download(cached, from: storage) == blobBytes(100, seed: 1))
 
         _ = try runClusterScript(["start", folder])
-        try await eventually("the blob store reconnects") {
+        let reconnected = await eventually(within: 30) {
             (try? await onThread { try storage.stored() }.count) == 1
         }
+        #expect(reconnected)
         try await upload(bytes, to: storage)
         #expect(try await onThread { try storage.stored() }.count == 2)
     }

@@ -1,0 +1,96 @@
+import Foundation
+import RoostCore
+import RoostPostgres
+import RoostServer
+import RoostTestSupport
+import Testing
+
+@Suite("Blobs in PostgreSQL through two server instances")
+struct PostgresBlobServerTests {
+    static let openRules = try! AppDefinition.parse(
+        Array(
+            #"{"collections":{"*":{"rules":{"create":"public","update":"public","delete":"public"}}}}"#.utf8))
+
+    /// A server on `database` with a data folder of its own.
+    func instance(_ database: PostgresTestDatabase, blobStore: BlobStoreKind? = nil) async throws
+        -> TestServer
+    {
+        try await TestServer { configuration in
+            configuration.databaseURL = database.configuration.connectionString
+            configuration.databaseConnections = 2
+            configuration.blobStore = blobStore
+            configuration.appDefinition = Self.openRules
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+        }
+    }
+
+    @Test func aBlobUploadedThroughOneInstanceDownloadsWithARangeThroughAnotherOnItsOwnDisk() async throws {
+        try await PostgresTestDatabase.with { database in
+            let first = try await instance(database)
+            let second = try await instance(database)
+            #expect(first.dataDirectory != second.dataDirectory)
+            let created = try await first.client.send("POST", "/ff/resources/Photo", json: #"{"name":"Ada"}"#)
+            let guid = try #require(created.json["guid"] as? String, "\(created.text)")
+            let bytes = blobBytes(PostgresBlobStorage.chunkSize * 3 + 123, seed: 77)
+            let path = "/ff/resources/Photo/\(guid)/image"
+            let put = try await first.client.send(
+                "PUT", path, headers: [("Content-Type", "application/x-test")], body: bytes)
+            #expect(put.status == 200, "\(put.text)")
+
+            // The second instance never saw the upload: its folder holds no blob until it reads one.
+            #expect(fileNames(in: second.dataDirectory + "/blobs/cache").isEmpty)
+            let start = PostgresBlobStorage.chunkSize - 10
+            let end = PostgresBlobStorage.chunkSize * 2 + 10
+            let part = try await second.client.send(
+                "GET", path, headers: [("Range", "bytes=\(start)-\(end)")])
+            #expect(part.status == 206)
+            #expect(part.header("Content-Range") == "bytes \(start)-\(end)/\(bytes.count)")
+            #expect(part.body == Array(bytes[start...end]))
+            let whole = try await second.client.send("GET", path)
+            #expect(whole.status == 200)
+            let same = whole.body == bytes
+            #expect(same)
+            #expect(whole.header("ETag") == "\"\(sha256Hex(bytes))\"")
+            #expect(
+                fileNames(in: second.dataDirectory + "/blobs/cache") == ["\(sha256Hex(bytes))-\(bytes.count)"]
+            )
+            await first.stop()
+            await second.stop()
+        }
+    }
+
+    @Test func theDirectoryStoreStaysAvailableWithADatabase() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await instance(database, blobStore: .directory)
+            let created = try await server.client.send(
+                "POST", "/ff/resources/Photo", json: #"{"name":"Ada"}"#)
+            let guid = try #require(created.json["guid"] as? String)
+            let bytes = blobBytes(1000, seed: 5)
+            let put = try await server.client.send("PUT", "/ff/resources/Photo/\(guid)/image", body: bytes)
+            #expect(put.status == 200, "\(put.text)")
+            let sha256 = sha256Hex(bytes)
+            #expect(
+                FileManager.default.fileExists(
+                    atPath:
+                        "\(server.dataDirectory)/blobs/\(sha256.prefix(2))/\(sha256.dropFirst(2).prefix(2))/\(sha256)"
+                ))
+            #expect(try await blobRowCounts(database, sha256).files == 0)
+            await server.stop()
+        }
+    }
+
+    @Test func theDatabaseStoreWithoutADatabaseIsRefusedClearly() async throws {
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = TestServer.makeTemporaryDirectory()
+        configuration.blobStore = .database
+        #expect(throws: BlobStoreConfigurationError.self) { try Application(configuration: configuration) }
+        let result = try await runRoost(["serve", "--blob-store", "database", "--port", "0"])
+        #expect(result.status == 64)
+        #expect(
+            result.errorOutput.contains(
+                "--blob-store database keeps blobs in the PostgreSQL database, so it needs --database"))
+        let bad = try await runRoost(["serve", "--blob-store", "s3"])
+        #expect(bad.status == 64)
+        #expect(bad.errorOutput.contains("--blob-store takes 'database' or 'directory', not 's3'"))
+    }
+}
