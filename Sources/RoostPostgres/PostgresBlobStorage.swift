@@ -25,6 +25,8 @@ public final class PostgresBlobStorage: BlobStorage {
     public static let chunkSize = 256 << 10
     /// The local cache's default bound (`--blob-cache-size`).
     public static let defaultCacheBytes = 1 << 30
+    /// The least `statement_timeout` of the store's connections.
+    static let statementTimeout: Duration = .seconds(60)
     /// Connections the store opens at most (the blob I/O workers, the sweep, a spare).
     public static let defaultConnections = 4
 
@@ -63,7 +65,11 @@ public final class PostgresBlobStorage: BlobStorage {
     ) throws {
         local = try FileBlobStorage(dataDirectory: dataDirectory)
         cache = try BlobCache(folder: local.root + "/cache", capacity: cacheBytes)
-        self.connections = BlockingPostgresConnections(configuration: configuration, limit: connections)
+        var blobConfiguration = configuration
+        // A chunk takes milliseconds; a minute covers waiting for another instance that adopts
+        // the same digest (its row is locked until its last chunk commits).
+        blobConfiguration.statementTimeout = max(configuration.statementTimeout, Self.statementTimeout)
+        self.connections = BlockingPostgresConnections(configuration: blobConfiguration, limit: connections)
     }
 
     /// S3: the same (a local file, uploaded by ``adopt``).

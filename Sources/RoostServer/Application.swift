@@ -126,7 +126,8 @@ public final class Application: Sendable {
             hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(
-                limits: configuration.loginLimits, clock: configuration.clock, failures: storage.loginFailures),
+                limits: configuration.loginLimits, clock: configuration.clock, failures: storage.loginFailures
+            ),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions)
@@ -143,7 +144,8 @@ public final class Application: Sendable {
             definitions: definitions)
         let blobStorage = try Self.openBlobStorage(configuration)
         self.blobStorage = blobStorage
-        let blobIO = BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false)
+        let blobIO = BackgroundWorkers(
+            threads: Self.blobIOThreads(configuration), name: "roost-blob-io", lowPriority: false)
         self.blobIO = blobIO
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)

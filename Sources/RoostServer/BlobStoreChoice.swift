@@ -23,6 +23,12 @@ extension ServerConfiguration {
 }
 
 extension Application {
+    /// Blob I/O threads: 2 for files (a rename, an open); as many as the database store has
+    /// connections, since an upload or a cache miss holds its thread for a round trip per chunk.
+    static func blobIOThreads(_ configuration: ServerConfiguration) -> Int {
+        configuration.effectiveBlobStore == .database ? PostgresBlobStorage.defaultConnections : 2
+    }
+
     /// The blob store the configuration chooses. The database's tables come with the database's
     /// migrations (`PostgresStorage.migrations`).
     static func openBlobStorage(_ configuration: ServerConfiguration) throws -> any BlobStorage {

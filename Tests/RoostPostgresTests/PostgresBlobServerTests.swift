@@ -79,6 +79,15 @@ struct PostgresBlobServerTests {
         }
     }
 
+    @Test func theDefaultStoreFollowsTheDatabase() throws {
+        var configuration = ServerConfiguration()
+        #expect(configuration.effectiveBlobStore == .directory)
+        configuration.databaseURL = "postgres://localhost/roost"
+        #expect(configuration.effectiveBlobStore == .database)
+        configuration.blobStore = .directory
+        #expect(configuration.effectiveBlobStore == .directory)
+    }
+
     @Test func theDatabaseStoreWithoutADatabaseIsRefusedClearly() async throws {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = TestServer.makeTemporaryDirectory()

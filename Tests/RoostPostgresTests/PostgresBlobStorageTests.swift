@@ -66,6 +66,24 @@ struct PostgresBlobStorageTests {
         }
     }
 
+    @Test func twoInstancesAdoptingOneDigestAtOnceStoreItOnce() async throws {
+        try await withBlobDatabase { test, makeStorage in
+            let storages = [try makeStorage(1 << 30), try makeStorage(1 << 30)]
+            let bytes = blobBytes(3 << 20, seed: 13)
+            let digests = try await withThrowingTaskGroup(of: String.self) { group in
+                for storage in storages { group.addTask { try await upload(bytes, to: storage) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(digests) == [sha256Hex(bytes)])
+            let counts = try await blobRowCounts(test, sha256Hex(bytes))
+            #expect(counts.files == 1 && counts.chunks == 12)
+            for storage in storages {
+                #expect(fileNames(in: storage.cache.folder + "/../tmp").isEmpty)
+            }
+            #expect(try await download(sha256Hex(bytes), from: try makeStorage(1 << 30)) == bytes)
+        }
+    }
+
     @Test func theCacheEvictsTheLeastRecentlyUsedBlobsPastItsBound() async throws {
         try await withBlobDatabase { _, makeStorage in
             let writer = try makeStorage(PostgresBlobStorage.defaultCacheBytes)
