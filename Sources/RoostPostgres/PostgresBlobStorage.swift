@@ -53,7 +53,8 @@ public final class PostgresBlobStorage: BlobStorage {
 
     /// Temporary files for uploads and fetches (`DATA/blobs/tmp`, named with the process id).
     private let local: FileBlobStorage
-    let cache: BlobCache
+    /// This instance's copies of blobs it read or stored.
+    public let cache: BlobCache
     let connections: BlockingPostgresConnections
 
     /// Uses the database `configuration` names, already migrated with ``migrations``, and the

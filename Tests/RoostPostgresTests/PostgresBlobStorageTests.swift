@@ -1,10 +1,10 @@
 import Foundation
-import RoostStore
 import RoostTestSupport
 import Synchronization
 import Testing
 
 @testable import RoostPostgres
+@testable import RoostStore
 
 @Suite("PostgreSQL blob store: chunked rows, a local read-through cache", .serialized)
 struct PostgresBlobStorageTests {

@@ -1,20 +1,20 @@
 import Foundation
-import RoostStore
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A local folder of whole blobs read from a remote store, so that downloads are sent from a file
-/// (`sendfile`, ranges) and a blob read again costs no round trip. Blobs are named by their
+/// A local folder of whole blobs read from a remote store (PostgreSQL's chunk rows, or an S3
+/// bucket), so that downloads are sent from a file (`sendfile`, ranges) and a blob read again
+/// costs no round trip. Blobs are named by their
 /// digest, so a cached file is never stale. Files are `<sha256>-<size>`: after a crash, a file
 /// whose length is not its name's is dropped (renames are not flushed: a lost file costs only a
 /// fetch). Past the capacity, the least recently used files go; a file being sent stays readable
 /// through its open descriptor.
 ///
 /// Misses of one digest at the same time fetch it once: the first fetches, the others wait for it.
-final class BlobCache: Sendable {
+public final class BlobCache: Sendable {
     /// How a fetch that others waited for ended.
     private enum Outcome: Sendable {
         case cached
@@ -35,14 +35,15 @@ final class BlobCache: Sendable {
         var fetching: [String: Fetch] = [:]
     }
 
-    let folder: String
+    /// The cache's folder.
+    public let folder: String
     private let state: Mutex<State>
     /// Fetches that went to the remote store (for tests and metrics).
     private let fetches = Atomic<Int>(0)
 
     /// Uses (and creates, mode 0700) `folder`, indexing the files already there, oldest use
     /// first, and deleting those cut short or over `capacity`.
-    init(folder: String, capacity: Int) throws {
+    public init(folder: String, capacity: Int) throws {
         self.folder = folder
         if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw Self.failure("create the blob cache folder") }
         var index = BlobCacheIndex(capacity: capacity)
@@ -55,14 +56,14 @@ final class BlobCache: Sendable {
     }
 
     /// How many times a miss went to the remote store.
-    var fetchCount: Int { fetches.load(ordering: .relaxed) }
+    public var fetchCount: Int { fetches.load(ordering: .relaxed) }
     /// Bytes cached now.
-    var cachedBytes: Int { state.withLock { $0.index.totalBytes } }
+    public var cachedBytes: Int { state.withLock { $0.index.totalBytes } }
     /// Whether the blob is cached now.
-    func contains(_ sha256: String) -> Bool { state.withLock { $0.index.contains(sha256) } }
+    public func contains(_ sha256: String) -> Bool { state.withLock { $0.index.contains(sha256) } }
 
     /// The cached blob opened for reading, with its size; nil on a miss.
-    func open(_ sha256: String) -> (descriptor: Int32, size: Int)? {
+    public func open(_ sha256: String) -> (descriptor: Int32, size: Int)? {
         guard let size = state.withLock({ $0.index.use(sha256) }) else { return nil }
         let descriptor = Glibc.open(Self.path(folder, sha256, size), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -78,7 +79,7 @@ final class BlobCache: Sendable {
     /// The blob from the cache, or fetched by `load` on a miss: `load` writes the blob's bytes to
     /// the descriptor it is given (a new temporary file from `makeTemporaryFile`) and returns
     /// false when the blob is not stored. Other misses of the digest meanwhile wait for it.
-    func open(
+    public func open(
         _ sha256: String, makeTemporaryFile: () throws -> (path: String, descriptor: Int32),
         load: (Int32) throws -> Bool
     ) throws -> (descriptor: Int32, size: Int)? {
@@ -171,7 +172,7 @@ final class BlobCache: Sendable {
 
     /// Moves a complete file of the blob into the cache (or deletes it when the blob is cached
     /// already or too big to cache), then deletes the least recently used files past the capacity.
-    func insert(file path: String, sha256: String, size: Int) {
+    public func insert(file path: String, sha256: String, size: Int) {
         let admitted = state.withLock { state -> Bool in
             !state.index.contains(sha256) && state.index.admits(size: size)
         }
@@ -184,7 +185,7 @@ final class BlobCache: Sendable {
     }
 
     /// Deletes the blob's file if cached.
-    func remove(_ sha256: String) {
+    public func remove(_ sha256: String) {
         guard let size = state.withLock({ $0.index.remove(sha256) }) else { return }
         unlink(Self.path(folder, sha256, size))
     }
@@ -211,7 +212,8 @@ final class BlobCache: Sendable {
         return files.sorted { $0.used < $1.used }.map { ($0.sha256, $0.size) }
     }
 
-    static func failure(_ what: String) -> any Error {
+    /// The error for a failed file operation; a full disk is an ``OutOfSpaceError``.
+    public static func failure(_ what: String) -> any Error {
         let code = errno
         let detail = "could not \(what): \(String(cString: strerror(code)))"
         return OutOfSpaceError.isOutOfSpace(errno: code) ? OutOfSpaceError(detail) : StoreError.io(detail)
