@@ -185,17 +185,21 @@ public final class PostgresBlobStorage: BlobStorage {
                 "SELECT size FROM blob_files WHERE sha256 = \(sha256)", { $0.integer(0) })
         else { return false }
         let chunks = (Int(size) + chunkSize - 1) / chunkSize
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
         for index in 0..<chunks {
             let expected = index == chunks - 1 ? Int(size) - index * chunkSize : chunkSize
-            let count = try connection.first(
+            // Written to the file straight from libpq's result: no copy of the chunk on the way.
+            let written = try connection.firstBinary(
                 "SELECT bytes FROM blob_chunks WHERE sha256 = \(sha256) AND chunk_index = \(index)"
-            ) { $0.decodeBytea(0, into: buffer) }
-            guard let decoded = count ?? nil, decoded == expected else {
+            ) { row in
+                try row.withBinaryValue(0) { bytes -> Bool in
+                    guard bytes.count == expected else { return false }
+                    try write(file, bytes)
+                    return true
+                }
+            }
+            guard written == true else {
                 throw StoreError.io("blob \(sha256) is incomplete in the database (chunk \(index))")
             }
-            try write(file, UnsafeRawBufferPointer(rebasing: buffer[0..<decoded]))
         }
         return true
     }
@@ -230,33 +234,11 @@ public final class PostgresBlobStorage: BlobStorage {
 }
 
 extension PostgresRow {
-    /// Decodes a bytea column (PostgreSQL's hex output) into `buffer`, without an array on the
-    /// way; the byte count, or nil when the value is NULL, not hex, or bigger than `buffer`.
-    func decodeBytea(_ column: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    /// The column's bytes as they arrived in a binary result (``PostgresConnection/firstBinary``),
+    /// valid only inside `body`; nil for NULL.
+    func withBinaryValue<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
         guard !isNull(column), let value = PQgetvalue(result, row, Int32(column)) else { return nil }
-        let length = Int(PQgetlength(result, row, Int32(column)))
-        let text = UnsafeRawBufferPointer(start: value, count: length)
-        guard length >= 2, length % 2 == 0, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else {
-            return nil
-        }
-        let count = (length - 2) / 2
-        guard count <= buffer.count else { return nil }
-        for index in 0..<count {
-            let high = hexDigits[Int(text[2 + 2 * index])]
-            let low = hexDigits[Int(text[3 + 2 * index])]
-            guard high < 16, low < 16 else { return nil }
-            buffer[index] = high << 4 | low
-        }
-        return count
-    }
-}
-
-/// Each byte's value as a hex digit, 255 when it is not one.
-private let hexDigits: [UInt8] = (0..<256).map { byte in
-    switch UInt8(byte) {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt8(byte) - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt8(byte) - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt8(byte) - UInt8(ascii: "A") + 10
-    default: return 255
+        return try body(
+            UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(result, row, Int32(column)))))
     }
 }
