@@ -140,7 +140,9 @@ struct PostgresBlobStorageTests {
         try await withBlobDatabase { _, makeStorage in
             let writer = try makeStorage(PostgresBlobStorage.defaultCacheBytes)
             let reader = try makeStorage(PostgresBlobStorage.defaultCacheBytes)
-            let bytes = blobBytes(5 << 20, seed: 11)
+            // Four chunks: small, since the tests share one process with others that measure
+            // its memory, yet several round trips long.
+            let bytes = blobBytes(4 * Self.chunk, seed: 11)
             let sha256 = try await upload(bytes, to: writer)
 
             // Eight threads released together, as eight downloads arriving at once.

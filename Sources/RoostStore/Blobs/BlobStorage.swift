@@ -72,8 +72,10 @@ public final class FileBlobStorage: BlobStorage {
     }
 
     public func makeTemporaryFile() throws -> (path: String, descriptor: Int32) {
-        // The pid in the name tells garbage collection whether the upload can still finish.
-        let path = "\(root)/tmp/\(getpid())-\(counter.next())-\(UInt32.random(in: 0...UInt32.max))"
+        // The pid in the name tells garbage collection whether the upload can still finish; the
+        // machine's tag, whose pid it is when several machines share the folder.
+        let path =
+            "\(root)/tmp/\(getpid())-\(counter.next())-\(UInt32.random(in: 0...UInt32.max))-\(Self.machineTag)"
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("create \(path)") }
         return (path, descriptor)
@@ -147,10 +149,32 @@ public final class FileBlobStorage: BlobStorage {
     public func abandonedTemporaryFiles() throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root + "/tmp")) ?? []
         return names.filter { name in
-            guard let pid = Int32(name.split(separator: "-").first ?? "") else { return true }
+            let parts = name.split(separator: "-")
+            guard let pid = Int32(parts.first ?? "") else { return true }
+            if parts.count >= 4, parts[3] != Self.machineTag {
+                // Another machine's (a shared folder): its pid means nothing here. An upload
+                // writes as its bytes arrive, so one untouched for an hour is dead.
+                var status = stat()
+                guard stat("\(root)/tmp/\(name)", &status) == 0 else { return false }
+                return Double(status.st_mtim.tv_sec) < Date().timeIntervalSince1970
+                    - Self.foreignUploadIdleLimit
+            }
             return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
         }.map { root + "/tmp/" + $0 }
     }
+
+    /// Seconds without a write after which another machine's temporary file is abandoned.
+    static let foreignUploadIdleLimit: TimeInterval = 3600
+
+    /// This machine in temporary files' names: its host name's FNV-1a hash, 8 hex digits (host
+    /// names may hold '-', the names' separator).
+    static let machineTag: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count - 1)
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in String(cString: name).utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        return String(hash, radix: 16).leftPadded(to: 8)
+    }()
 
     public func remove(_ sha256: String) throws {
         guard Self.isDigest(sha256) else { return }
@@ -179,5 +203,11 @@ final class AtomicCounter: Sendable {
             value += 1
             return value
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }
