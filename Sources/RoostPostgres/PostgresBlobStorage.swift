@@ -53,6 +53,8 @@ public final class PostgresBlobStorage: BlobStorage {
 
     /// Temporary files for uploads and fetches (`DATA/blobs/tmp`, named with the process id).
     private let local: FileBlobStorage
+    /// The cache's bound in bytes.
+    public let cacheBytes: Int
     /// This instance's copies of blobs it read or stored.
     public let cache: BlobCache
     let connections: BlockingPostgresConnections
@@ -64,6 +66,7 @@ public final class PostgresBlobStorage: BlobStorage {
         cacheBytes: Int = PostgresBlobStorage.defaultCacheBytes,
         connections: Int = PostgresBlobStorage.defaultConnections
     ) throws {
+        self.cacheBytes = cacheBytes
         local = try FileBlobStorage(dataDirectory: dataDirectory)
         cache = try BlobCache(folder: local.root + "/cache", capacity: cacheBytes)
         var blobConfiguration = configuration
@@ -170,6 +173,11 @@ public final class PostgresBlobStorage: BlobStorage {
             try connection.run("DELETE FROM blob_files WHERE sha256 = \(sha256)")
         }
         cache.remove(sha256)
+    }
+
+    /// The local cache's size, bound, hits and fetches.
+    public func metrics() -> String {
+        cache.metrics(capacity: cacheBytes)
     }
 
     /// Closes the store's connections (the server's shutdown, after the blob workers stopped).

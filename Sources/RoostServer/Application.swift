@@ -158,7 +158,8 @@ public final class Application: Sendable {
             refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
         EventRoutes(feed: changeFeed).register(in: &router)
-        SystemRoutes(metrics: metrics, storage: storage, feed: changeFeed).register(in: &router.router)
+        SystemRoutes(metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed).register(
+            in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -338,16 +339,18 @@ public final class Application: Sendable {
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
     let storage: any Storage
+    let blobStorage: any BlobStorage
     let feed: ChangeFeed
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, storage, feed] _ in
+        router.on(.get, "/metrics") { [metrics, storage, blobStorage, feed] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
             if !text.hasSuffix("\n") { text += "\n" }
             text += storage.metrics()
+            text += blobStorage.metrics()
             text += """
                 # HELP roost_event_streams Open realtime event streams (GET /ff/events).
                 # TYPE roost_event_streams gauge

@@ -54,6 +54,11 @@ struct PostgresBlobServerTests {
             #expect(
                 fileNames(in: second.dataDirectory + "/blobs/cache") == ["\(sha256Hex(bytes))-\(bytes.count)"]
             )
+            let metrics = try await second.client.send("GET", "/metrics")
+            #expect(metrics.text.contains("roost_blob_cache_bytes \(bytes.count)\n"))
+            #expect(metrics.text.contains("roost_blob_cache_capacity_bytes \(1 << 30)\n"))
+            #expect(metrics.text.contains("roost_blob_cache_hits_total 1\n"))
+            #expect(metrics.text.contains("roost_blob_cache_fetches_total 1\n"))
             await first.stop()
             await second.stop()
         }

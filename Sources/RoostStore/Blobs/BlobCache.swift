@@ -38,8 +38,9 @@ public final class BlobCache: Sendable {
     /// The cache's folder.
     public let folder: String
     private let state: Mutex<State>
-    /// Fetches that went to the remote store (for tests and metrics).
+    /// Fetches that went to the remote store, and reads the cache answered (for metrics).
     private let fetches = Atomic<Int>(0)
+    private let hits = Atomic<Int>(0)
 
     /// Uses (and creates, mode 0700) `folder`, indexing the files already there, oldest use
     /// first, and deleting those cut short or over `capacity`.
@@ -57,6 +58,8 @@ public final class BlobCache: Sendable {
 
     /// How many times a miss went to the remote store.
     public var fetchCount: Int { fetches.load(ordering: .relaxed) }
+    /// How many reads the cache answered.
+    public var hitCount: Int { hits.load(ordering: .relaxed) }
     /// Bytes cached now.
     public var cachedBytes: Int { state.withLock { $0.index.totalBytes } }
     /// Whether the blob is cached now.
@@ -73,6 +76,7 @@ public final class BlobCache: Sendable {
         }
         // The file's time is its last use, so the order survives a restart.
         futimens(descriptor, nil)
+        hits.add(1, ordering: .relaxed)
         return (descriptor, size)
     }
 
@@ -182,6 +186,25 @@ public final class BlobCache: Sendable {
         }
         let evicted = state.withLock { $0.index.insert(sha256, size: size) }
         for blob in evicted { unlink(Self.path(folder, blob.sha256, blob.size)) }
+    }
+
+    /// Lines for `/metrics`: the cache's size, bound, hits and fetches.
+    public func metrics(capacity: Int) -> String {
+        """
+        # HELP roost_blob_cache_bytes Bytes of whole blobs in this instance's local cache.
+        # TYPE roost_blob_cache_bytes gauge
+        roost_blob_cache_bytes \(cachedBytes)
+        # HELP roost_blob_cache_capacity_bytes The cache's bound (--blob-cache-size).
+        # TYPE roost_blob_cache_capacity_bytes gauge
+        roost_blob_cache_capacity_bytes \(capacity)
+        # HELP roost_blob_cache_hits_total Blob reads answered from the local cache.
+        # TYPE roost_blob_cache_hits_total counter
+        roost_blob_cache_hits_total \(hitCount)
+        # HELP roost_blob_cache_fetches_total Blobs copied from the remote store into the cache.
+        # TYPE roost_blob_cache_fetches_total counter
+        roost_blob_cache_fetches_total \(fetchCount)
+
+        """
     }
 
     /// Deletes the blob's file if cached.

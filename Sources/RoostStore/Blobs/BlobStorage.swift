@@ -30,10 +30,13 @@ public protocol BlobStorage: Sendable {
     func remove(_ sha256: String) throws
     /// Lets go of what the storage holds open (connections); called once, at shutdown.
     func close()
+    /// Lines for `/metrics` in Prometheus' text format, each ending in a newline; may be empty.
+    func metrics() -> String
 }
 
 extension BlobStorage {
     public func close() {}
+    public func metrics() -> String { "" }
 }
 
 /// A blob in storage.
