@@ -172,6 +172,12 @@ public final class PostgresAccountStore: AccountStore {
         async throws
     {
         try await database.write { connection in
+            // Logins of one user take turns, so that two at once cannot each keep the token the
+            // other's revocation should have removed (SQLite's single writer gives this for free).
+            if revocation != .none {
+                _ = try connection.first(
+                    "SELECT 1 FROM accounts WHERE user_guid = \(token.userGuid) FOR UPDATE", { _ in true })
+            }
             switch revocation {
             case .none: break
             case .sameDevice:

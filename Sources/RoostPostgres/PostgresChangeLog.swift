@@ -12,6 +12,10 @@ import Synchronization
 /// all instances therefore commit their log entries one at a time; each holds the row only from
 /// its trigger to its commit.
 ///
+/// PostgreSQL fires triggers of one event in the order of their names: `change_log_objects`
+/// comes before `deactivation_revokes_tokens`, so a user's deactivation is logged before the
+/// revocations it causes, as SQLite logs them.
+///
 /// Commits are announced with `NOTIFY roost_changes` (sent by PostgreSQL at commit, once per
 /// transaction); ``PostgresListener`` hears them on every instance, and re-checks every second
 /// as the fallback.
@@ -65,9 +69,9 @@ public final class PostgresChangeLog: ChangeLog {
                     RETURN NULL;
                 END
                 $roost$;
-                CREATE TRIGGER objects_log AFTER INSERT OR UPDATE OR DELETE ON objects
+                CREATE TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
                 FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                CREATE TRIGGER tokens_log_revoke AFTER DELETE ON tokens
+                CREATE TRIGGER change_log_tokens AFTER DELETE ON tokens
                 FOR EACH ROW EXECUTE FUNCTION roost_log_change();
                 """)
     ]

@@ -12,6 +12,8 @@ public struct PostgresConfiguration: Sendable {
     public var maxQueuedJobs: Int = 256
     /// `statement_timeout` of every session: a statement running longer is stopped by the server.
     public var statementTimeout: Duration = .seconds(5)
+    /// How long a pool connection may stay idle before it is closed (the next job reconnects).
+    public var idleConnectionTimeout: Duration = .seconds(60)
     /// Seconds libpq waits for a connection when the string does not say (`connect_timeout`).
     public var connectTimeoutSeconds: Int = 3
     /// Whether connections prepare statements they run twice (off only to measure the gain).

@@ -128,8 +128,9 @@ extension PostgresObjectStore {
 
 /// Expression indexes on JSON fields, named as SQLite's (`field:collection:path`).
 extension PostgresObjectStore {
-    /// Creates the index if it does not exist. It serves equality on the field (and `eq null`);
-    /// the name is derived from collection and field.
+    /// Creates the index if it does not exist: on the field's text in byte order, so that it
+    /// serves equality and ranges on strings, as SQLite's serves them. The name is derived from
+    /// collection and field.
     @discardableResult
     public func createIndex(collection: String, field: FieldPath) async throws -> FieldIndex {
         let index = FieldIndex(collection: collection, field: field)
@@ -137,7 +138,7 @@ extension PostgresObjectStore {
         // Both names are validated identifiers, so writing them into the DDL is safe.
         let ddl = """
             CREATE INDEX IF NOT EXISTS "\(physical)"
-            ON objects (collection, (doc #> \(PostgresQueryCompiler.jsonPath(field))))
+            ON objects (collection, \(PostgresQueryCompiler.text(of: PostgresQueryCompiler.source(field))))
             """
         try await database.write { connection in
             // Instances creating the same index at once wait for each other.

@@ -115,6 +115,11 @@ extension PostgresObjectStore {
         END
         $roost$;
         DO $roost$ BEGIN
+            -- Strings compare by their UTF-8 bytes, as in SQLite, only in a UTF8 database.
+            IF current_setting('server_encoding') <> 'UTF8' THEN
+                RAISE EXCEPTION 'Roost needs a database with UTF8 encoding, not %', current_setting('server_encoding')
+                USING HINT = 'CREATE DATABASE name ENCODING ''UTF8'' TEMPLATE template0';
+            END IF;
             IF EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i') THEN
                 CREATE COLLATION roost_regex (provider = icu, locale = 'und');
             ELSE

@@ -90,8 +90,16 @@ final class PostgresPool: Sendable {
     private func startThread(_ index: Int) {
         let thread = Thread { [self] in
             var connection: PostgresConnection?
+            let idleTimeout = configuration.idleConnectionTimeout
             while true {
-                wake.wait()
+                // An idle connection is closed after a while, so that a quiet instance holds
+                // none of the server's connection slots; the next job connects again.
+                if connection != nil, wake.wait(timeout: .now() + idleTimeout.dispatchInterval) == .timedOut {
+                    connection?.close()
+                    connection = nil
+                    continue
+                }
+                if connection == nil { wake.wait() }
                 let (job, closed) = state.withLock { state in
                     let job = state.take()
                     if job != nil { state.running += 1 }
@@ -329,4 +337,12 @@ private final class Job<T: Sendable>: PoolJob {
 /// The connection was found dead when the job's transaction was to begin.
 private struct DeadBeforeBegin: Error {
     let underlying: PostgresError
+}
+
+extension Duration {
+    /// The duration as Dispatch counts time.
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
 }

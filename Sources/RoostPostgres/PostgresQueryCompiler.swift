@@ -177,11 +177,9 @@ enum PostgresQueryCompiler {
         case .bool(let flag):
             return "(\(raw: value) IS NOT NULL AND \(raw: value) = '\(raw: flag ? "true" : "false")'::jsonb)"
         case .string(let text):
-            if comparison == .eq {
-                return "(\(raw: value) IS NOT NULL AND \(raw: value) = to_jsonb(\(text)::text))"
-            }
+            // The text first, in the form a field index has, so that equality and ranges seek.
             return
-                "(\(raw: value) IS NOT NULL AND jsonb_typeof(\(raw: value)) = 'string' AND (\(raw: value) #>> '{}') COLLATE \"C\" \(raw: symbol) \(text))"
+                "(\(raw: Self.text(of: value)) \(raw: symbol) \(text) AND jsonb_typeof(\(raw: value)) = 'string' AND \(raw: value) IS NOT NULL)"
         case .number(let number):
             // An integer as an integer, else as the double SQLite would read, both sides. CASE,
             // not AND, guards the casts: the planner may reorder the conditions of a WHERE.
@@ -219,6 +217,11 @@ enum PostgresQueryCompiler {
             let rest = FieldPath(components: Array(path.components.dropFirst()))
         else { return "(doc #> \(jsonPath(path)))" }
         return "(acl_doc #> \(jsonPath(rest)))"
+    }
+
+    /// The text of a JSON value in byte order: what field indexes hold and string comparisons read.
+    static func text(of value: String) -> String {
+        "((\(value) #>> '{}') COLLATE \"C\")"
     }
 
     /// `'{a,b}'` as SQL text; safe inline because every part is a validated identifier.

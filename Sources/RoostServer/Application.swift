@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var databaseURL: String?
     /// Connections to PostgreSQL, each on a thread of its own (`--database-connections`).
     public var databaseConnections = 8
+    /// How long an idle PostgreSQL connection stays open.
+    public var databaseIdleTimeout: Duration = .seconds(60)
     public var loopCount = ProcessInfo.processInfo.activeProcessorCount
     public var maxBodyBytes = 10 * 1024 * 1024
     /// The largest blob an upload may carry.
@@ -212,6 +214,7 @@ public final class Application: Sendable {
         }
         var postgres = try PostgresConfiguration(connectionString: url)
         postgres.poolSize = configuration.databaseConnections
+        postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
         postgres.statementTimeout = configuration.readLimits.timeout
         return try PostgresStorage(configuration: postgres)
     }

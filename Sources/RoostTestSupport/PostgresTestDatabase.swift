@@ -50,6 +50,8 @@ public struct PostgresTestDatabase: Sendable {
     private static func administer(_ server: PostgresConfiguration, _ statement: String) async throws {
         var configuration = server
         configuration.poolSize = 1
+        // CREATE DATABASE waits its turn behind the others of a parallel test run.
+        configuration.statementTimeout = .seconds(300)
         let admin = try PostgresDatabase(configuration: configuration, migrations: [])
         do {
             try await admin.read { try $0.execute(statement) }

@@ -23,7 +23,7 @@ public final class RoostProcess: Sendable {
                     try Self.binaryPath(), "serve", "--port", "0", "--data-dir", dataDirectory,
                     "--access-log", "off",
                 ]
-                + arguments
+                + TestBackend.databaseArguments(for: dataDirectory) + arguments
             let whole = launcher + command
             process = try ChildProcess(whole[0], Array(whole.dropFirst()), output: output.write, error: log)
             close(output.write)
@@ -82,7 +82,14 @@ public struct CommandResult: Sendable {
 
 /// Runs `roost` with arguments and standard input, and waits for it to exit.
 public func runRoost(_ arguments: [String], input: String = "") async throws -> CommandResult {
-    try await runProgram(try RoostProcess.binaryPath(), arguments, input: input)
+    var arguments = arguments
+    // The commands that work on a server's database work on PostgreSQL's when the tests run there.
+    if let command = arguments.first, TestBackend.commandsTakingDatabase.contains(command),
+        let flag = arguments.firstIndex(of: "--data-dir"), flag + 1 < arguments.count
+    {
+        arguments += TestBackend.databaseArguments(for: arguments[flag + 1])
+    }
+    return try await runProgram(try RoostProcess.binaryPath(), arguments, input: input)
 }
 
 /// Runs a program with arguments and standard input, and waits for it to exit.

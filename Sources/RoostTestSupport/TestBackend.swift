@@ -1,5 +1,6 @@
 import Foundation
 import RoostPostgres
+import RoostStore
 
 /// The database the API tests' servers run on: the embedded SQLite default, or PostgreSQL when
 /// `ROOST_TEST_BACKEND=postgres` (scripts/test.sh runs the API suites both ways). One suite,
@@ -22,10 +23,38 @@ public enum TestBackend: String, Sendable {
     /// A fresh PostgreSQL database for the server whose data folder is `directory`: the same one
     /// again when a test restarts a server on the same folder (the folder remembers its name).
     public static func databaseURL(for directory: String) async throws -> String {
+        if let recorded = recordedDatabaseURL(for: directory) { return recorded }
         let marker = directory + "/test-database-url"
-        if let recorded = try? String(contentsOfFile: marker, encoding: .utf8) { return recorded }
         let database = try await PostgresTestDatabase.create()
         try database.configuration.connectionString.write(toFile: marker, atomically: true, encoding: .utf8)
         return database.configuration.connectionString
+    }
+
+    /// The database a test server on `directory` made, if any.
+    public static func recordedDatabaseURL(for directory: String) -> String? {
+        guard current == .postgres else { return nil }
+        return try? String(contentsOfFile: directory + "/test-database-url", encoding: .utf8)
+    }
+
+    /// `--database URL` for a `roost` process on `directory` when the tests run on PostgreSQL
+    /// and a server on that folder made its database; nothing otherwise.
+    public static func databaseArguments(for directory: String) -> [String] {
+        recordedDatabaseURL(for: directory).map { ["--database", $0] } ?? []
+    }
+
+    /// The `roost` commands that take `--database`.
+    public static let commandsTakingDatabase: Set<String> = ["users", "index"]
+}
+
+extension TestBackend {
+    /// Every store of the database a test server on `directory` uses, opened beside it, as an
+    /// administrator's command would open it.
+    public static func openStorage(for directory: String) async throws -> any Storage {
+        guard current == .postgres else { return try SQLiteStorage(directory: directory) }
+        var configuration = try PostgresConfiguration(
+            connectionString: try await databaseURL(for: directory))
+        configuration.poolSize = 2
+        configuration.idleConnectionTimeout = .seconds(1)
+        return try PostgresStorage(configuration: configuration, listening: false)
     }
 }

@@ -20,6 +20,8 @@ public final class TestServer: Sendable {
         if TestBackend.current == .postgres {
             configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
             configuration.databaseConnections = 3
+            // Tests leave servers running; their idle connections must not fill the cluster.
+            configuration.databaseIdleTimeout = .seconds(1)
         }
         configure(&configuration)
         application = try Application(configuration: configuration)

@@ -42,13 +42,14 @@ func index(_ arguments: [String]) async -> Int32 {
         appPath = rest[flag + 1]
         rest.removeSubrange(flag...flag + 1)
     }
-    guard let (dataDirectory, names) = dataDirectoryAndNames(rest[...], command: "index") else {
+    guard let (database, names) = databaseAndNames(rest[...], command: "index") else {
         return 64
     }
-    if let status = requireRoostDatabase(dataDirectory) { return status }
+    let dataDirectory = database.dataDirectory
+    if let status = database.requireExisting() { return status }
     // Building an index holds SQLite's write lock for as long as it takes, and a server's writes
     // would fail meanwhile: a running server builds it itself from the app definition instead.
-    if action == "create",
+    if action == "create", database.databaseURL == nil,
         let status = lockForAdminCommand(
             dataDirectory, command: "'roost index create'",
             instead:
@@ -58,47 +59,51 @@ func index(_ arguments: [String]) async -> Int32 {
         return status
     }
     do {
-        let store = try SQLiteStorage(directory: dataDirectory).objects
-        switch (action, names.count) {
-        case ("list", 0):
-            let indexes = try await store.fieldIndexes()
-            if indexes.isEmpty { say("no field indexes") }
-            for index in indexes { say("\(index.collection)\t\(index.field)") }
-        case ("create", 2), ("drop", 2):
-            guard ObjectService.isValidCollection(names[0]) else {
-                printError("'\(names[0])' is not a collection name: a letter, then letters, digits or '_'")
-                return 64
-            }
-            guard let field = FieldPath(names[1]) else {
-                printError("'\(names[1])' is not a field: identifiers joined by '.', such as author.name")
-                return 64
-            }
-            if action == "create" {
-                if !force,
-                    let status = try await refuseUnknownCollection(names[0], store: store, appPath: appPath)
-                {
-                    return status
+        return try await database.withStorage { storage in
+            let store = storage.objectStore
+            switch (action, names.count) {
+            case ("list", 0):
+                let indexes = try await store.fieldIndexes()
+                if indexes.isEmpty { say("no field indexes") }
+                for index in indexes { say("\(index.collection)\t\(index.field)") }
+            case ("create", 2), ("drop", 2):
+                guard ObjectService.isValidCollection(names[0]) else {
+                    printError(
+                        "'\(names[0])' is not a collection name: a letter, then letters, digits or '_'")
+                    return 64
                 }
-                let started = Date()
-                say("indexing \(names[0]).\(field) ...")
-                try await store.createIndex(collection: names[0], field: field)
-                say(
-                    String(
-                        format: "created the index on %@.%@ in %.1f s", names[0], field.description,
-                        Date().timeIntervalSince(started)))
-            } else if try await store.dropIndex(collection: names[0], field: field) {
-                say("dropped the index on \(names[0]).\(field)")
-            } else {
-                printError("there is no index on \(names[0]).\(field)")
-                return 67
+                guard let field = FieldPath(names[1]) else {
+                    printError("'\(names[1])' is not a field: identifiers joined by '.', such as author.name")
+                    return 64
+                }
+                if action == "create" {
+                    if !force,
+                        let status = try await refuseUnknownCollection(
+                            names[0], store: store, appPath: appPath)
+                    {
+                        return status
+                    }
+                    let started = Date()
+                    say("indexing \(names[0]).\(field) ...")
+                    try await store.createIndex(collection: names[0], field: field)
+                    say(
+                        String(
+                            format: "created the index on %@.%@ in %.1f s", names[0], field.description,
+                            Date().timeIntervalSince(started)))
+                } else if try await store.dropIndex(collection: names[0], field: field) {
+                    say("dropped the index on \(names[0]).\(field)")
+                } else {
+                    printError("there is no index on \(names[0]).\(field)")
+                    return 67
+                }
+            default:
+                printError(
+                    "usage: roost index create|drop COLLECTION FIELD, or roost index list\nRun 'roost index --help' for more."
+                )
+                return 64
             }
-        default:
-            printError(
-                "usage: roost index create|drop COLLECTION FIELD, or roost index list\nRun 'roost index --help' for more."
-            )
-            return 64
+            return 0
         }
-        return 0
     } catch {
         printError("\(error)")
         return exitStatus(for: error)
@@ -110,7 +115,7 @@ let unknownCollectionExitStatus: Int32 = 67
 
 /// Refuses (printing why, returning the exit status) a collection that holds no objects and that
 /// the app definition does not declare: most likely a misspelt name, which would index nothing.
-private func refuseUnknownCollection(_ collection: String, store: SQLiteObjectStore, appPath: String?)
+private func refuseUnknownCollection(_ collection: String, store: any ObjectStore, appPath: String?)
     async throws -> Int32?
 {
     // Without a definition, the built-in collections (FFUser, FFUserGroup) are still known.
@@ -125,11 +130,14 @@ private func refuseUnknownCollection(_ collection: String, store: SQLiteObjectSt
     }
     guard !declared, try await store.list(ListRequest(collection: collection, count: 1)).documents.isEmpty
     else { return nil }
-    let known = try store.collectionNames()
+    // Naming the collections that exist is a hint SQLite's skip scan gives cheaply.
     let hint =
-        known.isEmpty
-        ? "The database holds no objects yet."
-        : "Collections with objects: \(known.prefix(20).joined(separator: ", "))\(known.count > 20 ? ", …" : "")."
+        try (store as? SQLiteObjectStore).map { store in
+            let known = try store.collectionNames()
+            return known.isEmpty
+                ? "The database holds no objects yet."
+                : "Collections with objects: \(known.prefix(20).joined(separator: ", "))\(known.count > 20 ? ", …" : "")."
+        } ?? ""
     printError(
         "there is no collection '\(collection)': it holds no objects"
             + (appPath.map { " and \($0) does not declare it" }

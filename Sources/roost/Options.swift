@@ -335,12 +335,26 @@ struct ServeOption: Sendable {
 func dataDirectoryAndNames(_ arguments: ArraySlice<String>, command: String) -> (
     dataDirectory: String, names: [String]
 )? {
-    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
+    databaseAndNames(arguments, command: command, acceptsDatabase: false).map {
+        ($0.database.dataDirectory, $0.names)
+    }
+}
+
+/// The words after an admin command's action, split into the database (`--data-dir`, and with
+/// `acceptsDatabase` `--database`) and the positional arguments; nil (after printing why) on an
+/// unknown option.
+func databaseAndNames(_ arguments: ArraySlice<String>, command: String, acceptsDatabase: Bool = true) -> (
+    database: CommandDatabase, names: [String]
+)? {
+    var database = CommandDatabase()
+    if !acceptsDatabase { database.databaseURL = nil }
     var names: [String] = []
     var rest = arguments
     while let argument = rest.popFirst() {
-        if argument == "--data-dir", let value = rest.popFirst() {
-            dataDirectory = value
+        if argument == "--data-dir" || (acceptsDatabase && argument == "--database"),
+            database.take(argument, value: { rest.popFirst() })
+        {
+            continue
         } else if argument.hasPrefix("-") {
             printError("unknown option '\(argument)'\nRun 'roost \(command) --help' for the options.")
             return nil
@@ -348,5 +362,5 @@ func dataDirectoryAndNames(_ arguments: ArraySlice<String>, command: String) -> 
             names.append(argument)
         }
     }
-    return (dataDirectory, names)
+    return (database, names)
 }

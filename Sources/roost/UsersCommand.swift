@@ -39,7 +39,7 @@ func users(_ arguments: [String]) async -> Int32 {
         print(usersHelp)
         return 0
     }
-    var dataDirectory = ProcessInfo.processInfo.environment["ROOST_DATA_DIR"] ?? "./roost-data"
+    var database = CommandDatabase()
     var email: String?
     var admin = false
     var passwordFromStdin = false
@@ -49,15 +49,15 @@ func users(_ arguments: [String]) async -> Int32 {
     while index < arguments.count {
         let argument = arguments[index]
         switch argument {
-        case "--data-dir", "--email":
+        case "--data-dir", "--database", "--email":
             guard index + 1 < arguments.count else {
                 printError("\(argument) needs a value\nRun 'roost users --help' for the options.")
                 return 64
             }
-            if argument == "--data-dir" {
-                dataDirectory = arguments[index + 1]
-            } else {
+            if argument == "--email" {
                 email = arguments[index + 1]
+            } else {
+                _ = database.take(argument) { arguments[index + 1] }
             }
             index += 1
         case "--admin": admin = true
@@ -90,43 +90,44 @@ func users(_ arguments: [String]) async -> Int32 {
         printError("--json is for 'roost users list'\nRun 'roost users --help' for the options.")
         return 64
     }
-    if let status = requireRoostDatabase(dataDirectory) { return status }
+    if let status = database.requireExisting() { return status }
     let name = names.first ?? ""
     do {
-        let storage = try SQLiteStorage(directory: dataDirectory)
-        let accounts = AccountService(
-            objects: storage.objects, accounts: storage.accounts, clock: SystemClock(),
-            guids: RandomGuidGenerator(),
-            throttle: LoginThrottle(clock: SystemClock()), decoyHash: "")
-        switch action {
-        case "list":
-            let users = try await UserSummary.all(in: storage.objects)
-            say(json ? UserSummary.json(users) : UserSummary.table(users))
-        case "promote", "demote":
-            let promote = action == "promote"
-            let (user, changed) = try await accounts.setAdmin(userName: name, promote)
-            let guid = user.guid
-            if !changed {
-                say(
-                    "'\(name)' \(promote ? "is already" : "is not") an administrator (guid \(guid)); nothing changed"
-                )
-            } else if promote {
-                say("'\(name)' is now an administrator (guid \(guid))")
-            } else {
-                say("'\(name)' is no longer an administrator (guid \(guid))")
+        try await database.withStorage { storage in
+            let accounts = AccountService(
+                objects: storage.objectStore, accounts: storage.accountStore, clock: SystemClock(),
+                guids: RandomGuidGenerator(),
+                throttle: LoginThrottle(clock: SystemClock()), decoyHash: "")
+            switch action {
+            case "list":
+                let users = try await UserSummary.all(in: storage.objectStore)
+                say(json ? UserSummary.json(users) : UserSummary.table(users))
+            case "promote", "demote":
+                let promote = action == "promote"
+                let (user, changed) = try await accounts.setAdmin(userName: name, promote)
+                let guid = user.guid
+                if !changed {
+                    say(
+                        "'\(name)' \(promote ? "is already" : "is not") an administrator (guid \(guid)); nothing changed"
+                    )
+                } else if promote {
+                    say("'\(name)' is now an administrator (guid \(guid))")
+                } else {
+                    say("'\(name)' is no longer an administrator (guid \(guid))")
+                }
+            case "create":
+                let password = try readPassword(fromStdin: passwordFromStdin)
+                let user = try await accounts.createUser(
+                    userName: name, email: email, password: password, admin: admin)
+                say("created \(admin ? "administrator" : "user") '\(name)' (guid \(user.guid))")
+            case "reset-password":
+                let password = try readPassword(fromStdin: passwordFromStdin)
+                try await accounts.resetPassword(userName: name, to: password)
+                say("password of '\(name)' changed; every session of theirs has ended")
+            default:
+                try await accounts.deleteUser(userName: name)
+                say("deleted user '\(name)', their sessions and their FFUser object")
             }
-        case "create":
-            let password = try readPassword(fromStdin: passwordFromStdin)
-            let user = try await accounts.createUser(
-                userName: name, email: email, password: password, admin: admin)
-            say("created \(admin ? "administrator" : "user") '\(name)' (guid \(user.guid))")
-        case "reset-password":
-            let password = try readPassword(fromStdin: passwordFromStdin)
-            try await accounts.resetPassword(userName: name, to: password)
-            say("password of '\(name)' changed; every session of theirs has ended")
-        default:
-            try await accounts.deleteUser(userName: name)
-            say("deleted user '\(name)', their sessions and their FFUser object")
         }
         return 0
     } catch let error as RoostError {

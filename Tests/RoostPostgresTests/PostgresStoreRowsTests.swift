@@ -1,6 +1,7 @@
 import Foundation
 import RoostQuery
 import RoostStore
+import RoostTestSupport
 import Testing
 
 @testable import RoostPostgres
@@ -90,7 +91,7 @@ struct PostgresStoreRowsTests {
         }
     }
 
-    @Test("a field index serves the compiled equality on its field (the expressions match)")
+    @Test("a field index serves the compiled equality and range on its field (the expressions match)")
     func fieldIndexIsUsed() async throws {
         try await withPostgresStorage { storage in
             try await storage.objects.createIndex(collection: "Post", field: FieldPath("author.name")!)
@@ -100,16 +101,21 @@ struct PostgresStoreRowsTests {
                         "Post", "p\(index)",
                         document: #"{"guid":"p\#(index)","author":{"name":"n\#(index)"}}"#))
             }
-            let condition = try PostgresObjectStore.condition(
-                "Post", .comparison(FieldPath("author.name")!, .eq, .string("alice")))
-            let plan = try await storage.database.write { connection in
-                // A small table: without this the planner rightly prefers a scan.
-                try connection.execute("ANALYZE objects; SET LOCAL enable_seqscan = off")
-                return try connection.query("EXPLAIN SELECT document FROM objects WHERE " + condition) {
-                    $0.text(0) ?? ""
-                }.joined(separator: "\n")
+            func plan(_ comparison: ComparisonOperator, _ name: String) async throws -> String {
+                let condition = try PostgresObjectStore.condition(
+                    "Post", .comparison(FieldPath("author.name")!, comparison, .string(name)))
+                return try await storage.database.write { connection in
+                    // A small table: without this the planner rightly prefers a scan.
+                    try connection.execute("ANALYZE objects; SET LOCAL enable_seqscan = off")
+                    return try connection.query("EXPLAIN SELECT document FROM objects WHERE " + condition) {
+                        $0.text(0) ?? ""
+                    }.joined(separator: "\n")
+                }
             }
-            #expect(plan.contains("field:Post:author.name"), "\(plan)")
+            let equality = try await plan(.eq, "n1")
+            #expect(equality.contains("field:Post:author.name"), "\(equality)")
+            let range = try await plan(.gte, "n98")
+            #expect(range.contains("field:Post:author.name"), "\(range)")
         }
     }
 
@@ -129,6 +135,23 @@ struct PostgresStoreRowsTests {
             #expect(PostgresAccountStore.migrations.allSatisfy { (20...29).contains($0.version) })
             #expect(PostgresIdempotencyStore.migrations.allSatisfy { (30...39).contains($0.version) })
         }
+    }
+
+    @Test("a database that is not UTF8 is refused at startup with a clear error")
+    func refusesOtherEncodings() async throws {
+        let server = try PostgresTestDatabase.serverConfiguration()
+        let name = "roost_latin_" + String(UInt32.random(in: 0...UInt32.max))
+        let admin = try PostgresDatabase(configuration: server, migrations: [])
+        try await admin.read {
+            try $0.execute("CREATE DATABASE \(name) TEMPLATE template0 ENCODING 'LATIN1' LOCALE 'C'")
+        }
+        #expect {
+            _ = try PostgresStorage(configuration: server.replacingDatabase(with: name))
+        } throws: { error in
+            "\(error)".contains("Roost needs a database with UTF8 encoding, not LATIN1")
+        }
+        try await admin.read { try $0.execute("DROP DATABASE IF EXISTS \(name)") }
+        await admin.close()
     }
 
     @Test("values in queries are bound parameters, never spliced into the SQL")

@@ -4,8 +4,8 @@ import RoostQuery
 import RoostStore
 import Testing
 
-/// The SQLite store tests (Tests/RoostStoreTests/StoreTests.swift, RandomPickTests.swift), run on
-/// both backends with the same expectations.
+/// The object store's tests, once for both backends (they were SQLite's in
+/// Tests/RoostStoreTests/StoreTests.swift and RandomPickTests.swift).
 @Suite("Object store on both backends")
 struct PostgresStoreTests {
     @Test("insert, read back, refuse a duplicate guid", arguments: Backend.allCases)
@@ -186,6 +186,10 @@ struct PostgresStoreTests {
             #expect(counts.count == 50)
             #expect(counts.keys.allSatisfy { Int($0.dropFirst())! % 40 == 0 })
             #expect(chiSquare(counts, categories: 50, draws: 5000) < 85.35)
+            #expect(
+                try await store.randomObject(
+                    in: "Thing", matching: .comparison(FieldPath("rare")!, .eq, .string("no"))) == nil)
+            #expect(try await store.randomObject(in: "Empty", matching: nil) == nil)
         }
     }
 

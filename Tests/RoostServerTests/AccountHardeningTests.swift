@@ -130,9 +130,7 @@ struct AccountHardeningTests {
     func storedACLFieldIsIgnored() async throws {
         let world = try await PermissionWorld.make()
         let alice = world.guids[.owner]!
-        let objects = SQLiteObjectStore(
-            database: try SQLiteDatabase(
-                path: world.server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations))
+        let objects = try await TestBackend.openStorage(for: world.server.dataDirectory).objectStore
         let document =
             #"{"guid":"old","ffUrl":"/ff/resources/Diary/old","createdBy":"\#(alice)","createdAt":1,"updatedBy":"\#(alice)","updatedAt":1,"version":1,"ffACL":{"readUsers":["*"]}}"#
         try await objects.insert(

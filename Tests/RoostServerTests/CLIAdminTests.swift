@@ -80,11 +80,11 @@ struct CLIAdminTests {
     func listUsersPastOnePage() async throws {
         let directory = try await makeDataFolder()
         // FFUser objects straight into the store: hashing 1,001 passwords would take minutes.
-        let storage = try SQLiteStorage(directory: directory)
+        let storage = try await TestBackend.openStorage(for: directory)
         for number in 0...1000 {
             let guid = String(format: "u%04d", number)
             let document = #"{"guid":"\#(guid)","userName":"user\#(number)","active":true}"#
-            try await storage.objects.insert(
+            try await storage.objectStore.insert(
                 StoredObject(
                     collection: "FFUser", guid: guid, document: Array(document.utf8), createdBy: guid,
                     createdAt: Int64(number), updatedBy: guid, updatedAt: Int64(number), version: 1))
@@ -264,6 +264,7 @@ struct CLIAdminTests {
 /// A data folder holding a Roost database with nothing in it, made by the real `roost serve`.
 func makeDataFolder() async throws -> String {
     let directory = TestServer.makeTemporaryDirectory()
+    if TestBackend.current == .postgres { _ = try await TestBackend.databaseURL(for: directory) }
     let server = try RoostProcess(dataDirectory: directory)
     guard try await server.stop(signal: SIGTERM) == 0 else {
         throw TestClientError(description: "roost serve did not stop cleanly on \(directory)")

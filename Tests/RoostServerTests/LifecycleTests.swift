@@ -90,7 +90,7 @@ struct LifecycleTests {
         #expect(!(result.output + result.errorOutput).contains("Skipped"))
     }
 
-    @Test("/metrics shows the size of the WAL, and shutdown removes it")
+    @Test("/metrics shows the size of the WAL, and shutdown removes it", .enabled(if: TestBackend.isSQLite))
     func walGauge() async throws {
         let server = try await makeOpenServer()
         #expect(

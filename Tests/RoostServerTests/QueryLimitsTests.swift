@@ -66,7 +66,11 @@ struct QueryLimitsTests {
         await server.stop()
     }
 
-    @Test("a query past the deadline answers 503 query_timeout and the server keeps answering")
+    // PostgreSQL's regular expressions do not backtrack, so this query is fast there; the
+    // driver's tests hold its statement_timeout to the deadline instead.
+    @Test(
+        "a query past the deadline answers 503 query_timeout and the server keeps answering",
+        .enabled(if: TestBackend.isSQLite))
     func deadline() async throws {
         let server = try await makeBacktrackingServer(timeout: .seconds(2))
         let finished = Atomic<Bool>(false)
@@ -112,7 +116,7 @@ struct QueryLimitsTests {
         await server.stop()
     }
 
-    @Test("random picks and totals obey the deadline too")
+    @Test("random picks and totals obey the deadline too", .enabled(if: TestBackend.isSQLite))
     func deadlineForRandomAndTotal() async throws {
         let server = try await makeBacktrackingServer(timeout: .milliseconds(500))
         let random = "/ff/resources/Word/" + encodeQuery("(text matches '^(a|a)*$' and guid eq random(guid))")

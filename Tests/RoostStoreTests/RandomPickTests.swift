@@ -4,64 +4,10 @@ import Testing
 
 @testable import RoostStore
 
-/// The chi-square statistic of observed counts against a uniform expectation.
-func chiSquare(_ counts: [String: Int], categories: Int, draws: Int) -> Double {
-    let expected = Double(draws) / Double(categories)
-    var statistic = Double(categories - counts.count) * expected
-    for count in counts.values { statistic += pow(Double(count) - expected, 2) / expected }
-    return statistic
-}
-
 @Suite("random(guid)")
 struct RandomPickTests {
-    /// 49 degrees of freedom: the statistic exceeds 85.35 with probability 0.001.
-    static let criticalValue = 85.35
-
-    @Test("10,000 draws over 50 matching objects are uniform, and excluded guids never come back")
-    func uniformWhenDense() async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
-        for index in 0..<60 {
-            let kind = index < 51 ? "match" : "other"
-            try await store.insert(
-                object("Thing", "t\(index)", document: #"{"guid":"t\#(index)","kind":"\#(kind)"}"#))
-        }
-        let filter = QueryExpression.and([
-            .comparison(FieldPath("kind")!, .eq, .string("match")),
-            .comparison(FieldPath("guid")!, .ne, .string("t7")),
-        ])
-        var counts: [String: Int] = [:]
-        for _ in 0..<10_000 {
-            let document = try #require(try await store.randomObject(in: "Thing", matching: filter))
-            let json = try JSONSerialization.jsonObject(with: Data(document)) as? [String: Any]
-            counts[try #require(json?["guid"] as? String), default: 0] += 1
-        }
-        #expect(counts["t7"] == nil)
-        #expect(counts.keys.allSatisfy { Int($0.dropFirst())! < 51 })
-        #expect(chiSquare(counts, categories: 50, draws: 10_000) < Self.criticalValue)
-    }
-
-    @Test("a selective filter falls back to counting and stays uniform")
-    func uniformWhenSparse() async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
-        for index in 0..<2000 {
-            try await store.insert(
-                object("Thing", "t\(index)", document: #"{"guid":"t\#(index)","rare":\#(index % 40 == 0)}"#))
-        }
-        let filter = QueryExpression.comparison(FieldPath("rare")!, .eq, .bool(true))
-        var counts: [String: Int] = [:]
-        for _ in 0..<5000 {
-            let document = try #require(try await store.randomObject(in: "Thing", matching: filter))
-            let json = try JSONSerialization.jsonObject(with: Data(document)) as? [String: Any]
-            counts[try #require(json?["guid"] as? String), default: 0] += 1
-        }
-        #expect(counts.count == 50)
-        #expect(counts.keys.allSatisfy { Int($0.dropFirst())! % 40 == 0 })
-        #expect(chiSquare(counts, categories: 50, draws: 5000) < Self.criticalValue)
-        #expect(
-            try await store.randomObject(
-                in: "Thing", matching: .comparison(FieldPath("rare")!, .eq, .string("no"))) == nil)
-        #expect(try await store.randomObject(in: "Empty", matching: nil) == nil)
-    }
+    // Uniformity, dense and sparse, runs on both backends in
+    // Tests/RoostPostgresTests/PostgresStoreTests.swift.
 
     @Test("an equality on an indexed field uses the index")
     func indexUse() async throws {
