@@ -64,6 +64,45 @@ struct PostgresBlobServerTests {
         }
     }
 
+    @Test func blobsGCWithTheDatabaseRemovesUnreferencedChunkRowsOnceOldEnough() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await instance(database)
+            let created = try await server.client.send(
+                "POST", "/ff/resources/Photo", json: #"{"name":"Ada"}"#)
+            let guid = try #require(created.json["guid"] as? String)
+            let bytes = blobBytes(4096, seed: 8)
+            #expect(
+                try await server.client.send("PUT", "/ff/resources/Photo/\(guid)/image", body: bytes).status
+                    == 200)
+            #expect(try await server.client.send("DELETE", "/ff/resources/Photo/\(guid)").status == 204)
+            let url = database.configuration.connectionString
+
+            let hasty = try await runRoost(["blobs", "gc", "--database", url, "--min-age", "0"])
+            #expect(hasty.status == 64)
+            #expect(
+                hasty.errorOutput.contains(
+                    "With --database, instances may be uploading: --min-age must be at least 600"))
+            let young = try await runRoost(["blobs", "gc", "--database", url])
+            #expect(young.status == 0, "\(young.errorOutput)")
+            #expect(young.output == "freed 0 blobs (0 bytes) and 0 abandoned uploads; 1 blob kept\n")
+
+            // Two hours older: past the default hour.
+            let admin = try PostgresDatabase(configuration: database.configuration, migrations: [])
+            try await admin.write { try $0.run("UPDATE blob_files SET created_at = created_at - 7200000") }
+            await admin.close()
+            let dry = try await runRoost(["blobs", "gc", "--database", url, "--dry-run"])
+            #expect(
+                dry.output.hasSuffix("would free 1 blob (4096 bytes) and 0 abandoned uploads; 0 blobs kept\n")
+            )
+            let freed = try await runRoost(["blobs", "gc", "--database", url])
+            #expect(freed.status == 0, "\(freed.errorOutput)")
+            #expect(freed.output == "freed 1 blob (4096 bytes) and 0 abandoned uploads; 0 blobs kept\n")
+            let counts = try await blobRowCounts(database, sha256Hex(bytes))
+            #expect(counts.files == 0 && counts.chunks == 0)
+            await server.stop()
+        }
+    }
+
     @Test func theDirectoryStoreStaysAvailableWithADatabase() async throws {
         try await PostgresTestDatabase.with { database in
             let server = try await instance(database, blobStore: .directory)
