@@ -9,7 +9,9 @@ import Synchronization
 /// `limit` exist, and a caller beyond that waits for one to come back.
 ///
 /// A connection found dead is replaced; while the server cannot be reached, borrowing fails at
-/// once with ``StoreError/unavailable`` until the pool's backoff lets one thread try again.
+/// once with ``StoreError/unavailable`` until the pool's backoff lets one thread try again. A
+/// connection idle for `idleConnectionTimeout` is closed, as the pool's are, so that a quiet
+/// instance holds none of the server's connection slots.
 final class BlockingPostgresConnections: Sendable {
     let configuration: PostgresConfiguration
     private let slots: DispatchSemaphore
@@ -96,8 +98,27 @@ final class BlockingPostgresConnections: Sendable {
             connection.close()
             return
         }
-        idle.withLock { $0.append(LentConnection(connection: connection)) }
+        let timeout = configuration.idleConnectionTimeout
+        idle.withLock { $0.append(LentConnection(connection: connection, idleSince: .now)) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+            self?.closeIdle(olderThan: timeout)
+        }
     }
+
+    /// Closes the connections idle for `timeout` or longer (nobody holds them: they are taken
+    /// out of the list first).
+    private func closeIdle(olderThan timeout: Duration) {
+        let now = ContinuousClock.now
+        let stale = idle.withLock { idle -> [LentConnection] in
+            let stale = idle.filter { now - $0.idleSince >= timeout }
+            idle.removeAll { now - $0.idleSince >= timeout }
+            return stale
+        }
+        for lent in stale { lent.connection.close() }
+    }
+
+    /// Connections idle now (for tests).
+    var idleCount: Int { idle.withLock { $0.count } }
 
     /// What the caller sees of a failure: the server gone, the statement deadline, or as it was.
     private func translate(_ error: any Error, _ connection: PostgresConnection) -> any Error {
@@ -115,5 +136,9 @@ final class BlockingPostgresConnections: Sendable {
 // (under its lock) or is borrowed by exactly one caller, which moves it to its own thread.
 private final class LentConnection: @unchecked Sendable {
     let connection: PostgresConnection
-    init(connection: PostgresConnection) { self.connection = connection }
+    let idleSince: ContinuousClock.Instant
+    init(connection: PostgresConnection, idleSince: ContinuousClock.Instant) {
+        self.connection = connection
+        self.idleSince = idleSince
+    }
 }

@@ -42,9 +42,10 @@ extension Application {
                         "--blob-store database keeps blobs in the PostgreSQL database, so it needs --database postgres://… (or ROOST_DATABASE_URL); with SQLite, blobs live in the data folder (--blob-store directory)"
                 )
             }
+            var postgres = try PostgresConfiguration(connectionString: url)
+            postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
             return try PostgresBlobStorage(
-                dataDirectory: configuration.dataDirectory,
-                configuration: PostgresConfiguration(connectionString: url),
+                dataDirectory: configuration.dataDirectory, configuration: postgres,
                 cacheBytes: configuration.blobCacheBytes)
         }
     }

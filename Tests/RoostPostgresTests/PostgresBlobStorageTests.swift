@@ -196,6 +196,26 @@ struct PostgresBlobStorageTests {
         }
     }
 
+    @Test func idleConnectionsCloseAfterTheIdleTimeout() async throws {
+        try await PostgresTestDatabase.with { test in
+            let migrating = try PostgresDatabase(
+                configuration: test.configuration, migrations: PostgresBlobStorage.migrations)
+            await migrating.close()
+            var configuration = test.configuration
+            configuration.idleConnectionTimeout = .milliseconds(200)
+            let folder = TestServer.makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let storage = try PostgresBlobStorage(dataDirectory: folder, configuration: configuration)
+            defer { storage.close() }
+            let sha256 = try await upload(blobBytes(10), to: storage)
+            #expect(storage.connections.idleCount == 1)
+            let closed = await eventually(within: 10) { storage.connections.idleCount == 0 }
+            #expect(closed)
+            // The next operation connects again.
+            #expect(try await onThread { try storage.modified(sha256) } != nil)
+        }
+    }
+
     @Test func adoptingA100MiBBlobKeepsMemoryBounded() async throws {
         try await withBlobDatabase { test, makeStorage in
             let storage = try makeStorage(PostgresBlobStorage.defaultCacheBytes)
