@@ -4,7 +4,7 @@ import RoostServer
 extension ServeOption {
     static let blobStore: [ServeOption] = [
         ServeOption(
-            flag: "--blob-store", variable: "ROOST_BLOB_STORE", valueName: "database|directory",
+            flag: "--blob-store", variable: "ROOST_BLOB_STORE", valueName: "KIND",
             help:
                 "where blob bytes live: 'directory' (the data folder's blobs/, or a folder all instances share) or 'database' (chunked rows in the --database PostgreSQL, cached locally); default: database with --database, else directory"
         ) {
