@@ -61,8 +61,7 @@ let package = Package(
             name: "RoostCore",
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
         .target(
-            name: "RoostServer",
-            dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres"]),
+            name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres"]),
         .executableTarget(
             name: "roost",
             dependencies: [
@@ -96,7 +95,8 @@ let package = Package(
         .testTarget(
             name: "RoostPostgresTests",
             dependencies: [
-                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostTestSupport",
+                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostServer",
+                "RoostTestSupport",
             ]),
         .testTarget(
             name: "RoostServerTests",
