@@ -10,7 +10,7 @@ import RoostStore
 /// A statement text seen twice is prepared, and later runs skip parsing and planning.
 public final class PostgresConnection {
     private var handle: OpaquePointer?
-    private let owner: pthread_t
+    private var owner: pthread_t
     let configuration: PostgresConfiguration
     /// Sends PQcancel for this connection's running statement from another thread.
     let cancelHandle: PostgresCancelHandle
@@ -48,6 +48,12 @@ public final class PostgresConnection {
     }
 
     deinit { close() }
+
+    /// Hands an idle connection to the calling thread, which alone uses it from now on (the blob
+    /// store lends its few connections to whichever I/O thread needs one, one thread at a time).
+    func moveToCurrentThread() {
+        owner = pthread_self()
+    }
 
     /// Closes the connection; later statements fail as a lost connection.
     func close() {
@@ -95,6 +101,15 @@ public final class PostgresConnection {
         return try row(PostgresRow(result: result, row: 0))
     }
 
+    /// The first row of a query with its columns in binary form (a bytea as its raw bytes, read
+    /// with ``PostgresRow/withBinaryValue(_:_:)``), or nil: half the bytes of bytea's hex text.
+    func firstBinary<T>(_ sql: SQL, _ row: (PostgresRow) throws -> T) throws -> T? {
+        let result = try perform(sql, binaryResults: true)
+        defer { PQclear(result) }
+        guard PQntuples(result) > 0 else { return nil }
+        return try row(PostgresRow(result: result, row: 0))
+    }
+
     /// Runs a statement; the number of rows it changed.
     @discardableResult
     public func run(_ sql: SQL) throws -> Int {
@@ -124,7 +139,7 @@ public final class PostgresConnection {
     }
 
     /// Runs `sql` with its values bound; the result, which the caller clears.
-    private func perform(_ sql: SQL) throws -> OpaquePointer {
+    private func perform(_ sql: SQL, binaryResults: Bool = false) throws -> OpaquePointer {
         let connection = try open()
         let parameters = BoundParameters(sql.arguments)
         let text = try numberedText(sql.text, count: sql.arguments.count)
@@ -134,11 +149,14 @@ public final class PostgresConnection {
         let name = try preparedName(for: key, text: text, types: parameters.types, on: connection)
         let result = parameters.withPointers { values, lengths, formats in
             if let name {
-                return PQexecPrepared(connection, name, Int32(parameters.count), values, lengths, formats, 0)
+                return PQexecPrepared(
+                    connection, name, Int32(parameters.count), values, lengths, formats, binaryResults ? 1 : 0
+                )
             }
             return parameters.types.withUnsafeBufferPointer { types in
                 PQexecParams(
-                    connection, text, Int32(parameters.count), types.baseAddress, values, lengths, formats, 0)
+                    connection, text, Int32(parameters.count), types.baseAddress, values, lengths, formats,
+                    binaryResults ? 1 : 0)
             }
         }
         return try check(result)

@@ -172,8 +172,8 @@ final class PostgresPool: Sendable {
     }
 
     /// When threads may try to connect: always while the server answers; after a failure, one
-    /// thread at a time once the backoff has run out.
-    private final class Availability: Sendable {
+    /// thread at a time once the backoff has run out. (The blob store's connections use it too.)
+    final class Availability: Sendable {
         private struct State {
             var failures = 0
             var retryAt: ContinuousClock.Instant?

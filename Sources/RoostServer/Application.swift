@@ -78,6 +78,11 @@ public struct ServerConfiguration: Sendable {
     public var strictTransportSecurity = true
     /// The realtime streams' limits and the change log's retention (`--events-*`).
     public var events = EventLimits()
+    /// Where blob bytes live (`--blob-store`); nil: the data folder with SQLite, the database with
+    /// ``databaseURL``.
+    public var blobStore: BlobStoreKind?
+    /// The local cache of blobs read from the database, in bytes (`--blob-cache-size`).
+    public var blobCacheBytes = 1 << 30
 
     public init() {}
 }
@@ -93,6 +98,7 @@ public final class Application: Sendable {
     private let blobCollector: BlobCollector
     private let accounts: AccountService
     private let blobIO: BackgroundWorkers
+    private let blobStorage: any BlobStorage
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// With a shared database, the app definition stored there.
     private let sharedDefinitions: SharedDefinitionFollower?
@@ -143,8 +149,10 @@ public final class Application: Sendable {
         let objects = ObjectService(
             store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
-        let blobStorage = try FileBlobStorage(dataDirectory: configuration.dataDirectory)
-        let blobIO = BackgroundWorkers(threads: 2, name: "roost-blob-io", lowPriority: false)
+        let blobStorage = try Self.openBlobStorage(configuration)
+        self.blobStorage = blobStorage
+        let blobIO = BackgroundWorkers(
+            threads: Self.blobIOThreads(configuration), name: "roost-blob-io", lowPriority: false)
         self.blobIO = blobIO
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
@@ -157,7 +165,8 @@ public final class Application: Sendable {
             refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
         EventRoutes(feed: changeFeed).register(in: &router)
-        SystemRoutes(metrics: metrics, storage: storage, feed: changeFeed).register(in: &router.router)
+        SystemRoutes(metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed).register(
+            in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -340,6 +349,7 @@ public final class Application: Sendable {
         await changeFeed.shutdown()
         await server.shutdown()
         await blobIO.stop()
+        blobStorage.close()
         await storage.close()
     }
 }
@@ -348,16 +358,18 @@ public final class Application: Sendable {
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
     let storage: any Storage
+    let blobStorage: any BlobStorage
     let feed: ChangeFeed
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, storage, feed] _ in
+        router.on(.get, "/metrics") { [metrics, storage, blobStorage, feed] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
             if !text.hasSuffix("\n") { text += "\n" }
             text += storage.metrics()
+            text += blobStorage.metrics()
             text += """
                 # HELP roost_event_streams Open realtime event streams (GET /ff/events).
                 # TYPE roost_event_streams gauge

@@ -14,7 +14,8 @@ public enum TestBackend: String, Sendable {
 
     /// The backend of this test run.
     public static let current: TestBackend =
-        ProcessInfo.processInfo.environment[environmentVariable].flatMap(TestBackend.init(rawValue:)) ?? .sqlite
+        ProcessInfo.processInfo.environment[environmentVariable].flatMap(TestBackend.init(rawValue:))
+        ?? .sqlite
 
     /// Whether servers keep their data in the data folder's SQLite file, which some tests open
     /// directly.
@@ -56,5 +57,17 @@ extension TestBackend {
         configuration.poolSize = 2
         configuration.idleConnectionTimeout = .seconds(1)
         return try PostgresStorage(configuration: configuration, listening: false)
+    }
+
+    /// The blob store a test server on `directory` uses, opened beside it as `roost blobs gc`
+    /// would: the data folder's files, or on PostgreSQL the database's chunk rows (with a cache
+    /// folder of its own next to the server's).
+    public static func openBlobStorage(for directory: String) async throws -> any BlobStorage {
+        guard current == .postgres else { return try FileBlobStorage(dataDirectory: directory) }
+        let beside = directory + "-blobs-beside"
+        try FileManager.default.createDirectory(atPath: beside, withIntermediateDirectories: true)
+        return try PostgresBlobStorage(
+            dataDirectory: beside,
+            configuration: PostgresConfiguration(connectionString: try await databaseURL(for: directory)))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostPostgres
 import RoostStore
 
 let blobsHelp = """
@@ -7,6 +8,7 @@ let blobsHelp = """
 
     USAGE:
       roost blobs gc [--data-dir PATH] [--min-age SECONDS] [--dry-run]
+      roost blobs gc --database URL [--blob-store database|directory --data-dir SHARED] [--min-age SECONDS]
 
     Deleting an object or a blob member releases its reference; the bytes stay on disk (another
     object may hold the same bytes) until gc finds nothing refers to them. The server runs the
@@ -15,6 +17,11 @@ let blobsHelp = """
     Temporary files of uploads whose server process is gone are removed too. The server may be
     running, if --min-age is at least 600 (below that, gc needs the data folder to itself and exits
     with status 75 while a server runs on it). --dry-run prints what would go.
+
+    With --database (or ROOST_DATABASE_URL), gc works on the PostgreSQL database that instances
+    share, and on its blobs: chunk rows in the database, or with --blob-store directory the files
+    of the folder the instances share (--data-dir). Instances may be uploading meanwhile, so
+    --min-age must be at least 600 there. Each instance removes its own abandoned uploads.
 
     EXAMPLE:
       roost blobs gc --data-dir /var/lib/roost
@@ -44,26 +51,67 @@ func blobs(_ arguments: [String]) async -> Int32 {
         minimumAge = seconds
         rest.removeSubrange(index...index + 1)
     }
-    guard let (dataDirectory, names) = dataDirectoryAndNames(rest[...], command: "blobs"), names.isEmpty
-    else {
+    var blobStore: String? = ProcessInfo.processInfo.environment["ROOST_BLOB_STORE"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
+    if let index = rest.firstIndex(of: "--blob-store") {
+        guard index + 1 < rest.count else {
+            printError("--blob-store takes 'database' or 'directory'")
+            return 64
+        }
+        blobStore = rest[index + 1]
+        rest.removeSubrange(index...index + 1)
+    }
+    guard let (database, names) = databaseAndNames(rest[...], command: "blobs"), names.isEmpty else {
         return 64
     }
-    if let status = requireRoostDatabase(dataDirectory) { return status }
-    // Beside a running server, a blob between its upload's rename and commit is young and
-    // unreferenced: only a minimum age keeps gc from taking it. Without a server, hold the folder.
-    if minimumAge < minimumAgeBesideServer,
-        let status = lockForAdminCommand(
-            dataDirectory, command: "'roost blobs gc --min-age \(Int(minimumAge))'",
-            instead:
-                "Beside a running server --min-age must be at least \(Int(minimumAgeBesideServer)) "
-                + "seconds, so uploads in flight are kept; or stop the server first.")
-    {
-        return status
+    let dataDirectory = database.dataDirectory
+    if let blobStore, blobStore != "database", blobStore != "directory" {
+        printError("--blob-store takes 'database' or 'directory', not '\(blobStore)'")
+        return 64
     }
+    if database.databaseURL != nil {
+        guard minimumAge >= minimumAgeBesideServer else {
+            printError(
+                "With --database, instances may be uploading: --min-age must be at least \(Int(minimumAgeBesideServer)) seconds."
+            )
+            return 64
+        }
+    } else {
+        guard blobStore != "database" else {
+            printError(
+                "--blob-store database needs --database (the PostgreSQL database that holds the blobs)")
+            return 64
+        }
+        if let status = requireRoostDatabase(dataDirectory) { return status }
+        // Beside a running server, a blob between its upload's rename and commit is young and
+        // unreferenced: only a minimum age keeps gc from taking it. Without a server, hold the folder.
+        if minimumAge < minimumAgeBesideServer,
+            let status = lockForAdminCommand(
+                dataDirectory, command: "'roost blobs gc --min-age \(Int(minimumAge))'",
+                instead:
+                    "Beside a running server --min-age must be at least \(Int(minimumAgeBesideServer)) "
+                    + "seconds, so uploads in flight are kept; or stop the server first.")
+        {
+            return status
+        }
+    }
+    // Chunk rows need a local folder only for temporary files, which gc makes none of.
+    let scratch = NSTemporaryDirectory() + "roost-gc-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
     do {
+        let storage = try database.open()
+        let blobStorage: any BlobStorage
+        if let url = database.databaseURL, blobStore != "directory" {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            blobStorage = try PostgresBlobStorage(
+                dataDirectory: scratch, configuration: PostgresConfiguration(connectionString: url))
+        } else {
+            blobStorage = try FileBlobStorage(dataDirectory: dataDirectory)
+        }
+        defer { blobStorage.close() }
         let collector = BlobCollector(
-            storage: try FileBlobStorage(dataDirectory: dataDirectory),
-            references: try SQLiteStorage(directory: dataDirectory).objects,
+            storage: blobStorage, references: storage.objectStore,
             io: BackgroundWorkers(threads: 1, name: "roost-gc", lowPriority: false))
         var progress: Progress?
         let report = try await collector.collect(minimumAge: minimumAge, dryRun: dryRun) {
@@ -73,6 +121,7 @@ func blobs(_ arguments: [String]) async -> Int32 {
             progress?.advance()
         }
         progress?.finish()
+        await storage.close()
         say("\(dryRun ? "would free" : "freed") \(summary(report))")
         return 0
     } catch {

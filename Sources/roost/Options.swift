@@ -17,7 +17,7 @@ struct ServeOption: Sendable {
     let help: String
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
-    static let all: [ServeOption] = general + database + events
+    static let all: [ServeOption] = general + database + events + blobStore
 
     static let general: [ServeOption] = [
         ServeOption(
@@ -232,6 +232,7 @@ struct ServeOption: Sendable {
 
     /// The options that only make sense together.
     static func checkCombinations(_ configuration: ServerConfiguration) throws {
+        try checkBlobStore(configuration)
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             throw UsageError(message: "--tls-cert and --tls-key go together; give both")
         }

@@ -113,7 +113,10 @@ public struct BlobService: Sendable {
         guard case .object(let fields) = try JSONParser.parse(object.document),
             let descriptor = BlobDescriptor(fields[member])
         else { throw RoostError.blobNotFound(collection: collection, guid: guid, member: member) }
-        guard let (file, size) = try storage.open(descriptor.sha256) else {
+        // Off the cooperative threads: a remote store may fetch the blob into its cache first.
+        let storage = self.storage
+        let sha256 = descriptor.sha256
+        guard let (file, size) = try await io.run({ Result { try storage.open(sha256) } }).get() else {
             throw RoostError.internalError
         }
         return BlobReading(descriptor: descriptor, file: file, size: size)

@@ -8,8 +8,11 @@ import Synchronization
 /// Where blob bytes live, named by their SHA-256 (hex), so identical bytes are kept once.
 ///
 /// Uploads arrive in a temporary file of the storage's own (``makeTemporaryFile()``), are
-/// flushed, then adopted under their digest. A store on S3 would upload in ``adopt`` and hand out
-/// readers that stream from the bucket; the local one hands out file descriptors for `sendfile`.
+/// flushed, then adopted under their digest. Reads hand out a file descriptor, which the HTTP
+/// layer sends with `sendfile` and serves ranges from: a remote store (PostgreSQL's
+/// `PostgresBlobStorage`, or an S3-compatible one) copies the blob into a local cache of whole
+/// blobs first. Every method may block: callers run them on I/O worker threads, never on an event
+/// loop or Swift's cooperative threads.
 public protocol BlobStorage: Sendable {
     /// A new, empty temporary file for an upload (mode 0600), open for writing.
     func makeTemporaryFile() throws -> (path: String, descriptor: Int32)
@@ -25,6 +28,15 @@ public protocol BlobStorage: Sendable {
     func abandonedTemporaryFiles() throws -> [String]
     /// Removes a blob.
     func remove(_ sha256: String) throws
+    /// Lets go of what the storage holds open (connections); called once, at shutdown.
+    func close()
+    /// Lines for `/metrics` in Prometheus' text format, each ending in a newline; may be empty.
+    func metrics() -> String
+}
+
+extension BlobStorage {
+    public func close() {}
+    public func metrics() -> String { "" }
 }
 
 /// A blob in storage.
@@ -32,6 +44,12 @@ public struct StoredBlob: Sendable, Equatable {
     public let sha256: String
     public let size: Int
     public let modified: Date
+
+    public init(sha256: String, size: Int, modified: Date) {
+        self.sha256 = sha256
+        self.size = size
+        self.modified = modified
+    }
 }
 
 /// ``BlobStorage`` in the data folder: `blobs/ab/cd/<sha256>`, temporary files in `blobs/tmp`.
@@ -51,13 +69,16 @@ public final class FileBlobStorage: BlobStorage {
         return "\(root)/\(String(characters[0..<2]))/\(String(characters[2..<4]))/\(sha256)"
     }
 
-    static func isDigest(_ text: String) -> Bool {
+    /// Whether `text` is a SHA-256 in lowercase hex, as blobs are named.
+    public static func isDigest(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     public func makeTemporaryFile() throws -> (path: String, descriptor: Int32) {
-        // The pid in the name tells garbage collection whether the upload can still finish.
-        let path = "\(root)/tmp/\(getpid())-\(counter.next())-\(UInt32.random(in: 0...UInt32.max))"
+        // The pid in the name tells garbage collection whether the upload can still finish; the
+        // machine's tag, whose pid it is when several machines share the folder.
+        let path =
+            "\(root)/tmp/\(getpid())-\(counter.next())-\(UInt32.random(in: 0...UInt32.max))-\(Self.machineTag)"
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("create \(path)") }
         return (path, descriptor)
@@ -78,7 +99,7 @@ public final class FileBlobStorage: BlobStorage {
         let descriptor = Glibc.open(folder, O_RDONLY | O_CLOEXEC)
         if descriptor >= 0 {
             fsync(descriptor)
-            close(descriptor)
+            Glibc.close(descriptor)
         }
     }
 
@@ -91,7 +112,7 @@ public final class FileBlobStorage: BlobStorage {
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            close(descriptor)
+            Glibc.close(descriptor)
             throw Self.failure("read a blob's size")
         }
         return (descriptor, Int(status.st_size))
@@ -131,10 +152,32 @@ public final class FileBlobStorage: BlobStorage {
     public func abandonedTemporaryFiles() throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root + "/tmp")) ?? []
         return names.filter { name in
-            guard let pid = Int32(name.split(separator: "-").first ?? "") else { return true }
+            let parts = name.split(separator: "-")
+            guard let pid = Int32(parts.first ?? "") else { return true }
+            if parts.count >= 4, parts[3] != Self.machineTag {
+                // Another machine's (a shared folder): its pid means nothing here. An upload
+                // writes as its bytes arrive, so one untouched for an hour is dead.
+                var status = stat()
+                guard stat("\(root)/tmp/\(name)", &status) == 0 else { return false }
+                return Double(status.st_mtim.tv_sec) < Date().timeIntervalSince1970
+                    - Self.foreignUploadIdleLimit
+            }
             return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
         }.map { root + "/tmp/" + $0 }
     }
+
+    /// Seconds without a write after which another machine's temporary file is abandoned.
+    static let foreignUploadIdleLimit: TimeInterval = 3600
+
+    /// This machine in temporary files' names: its host name's FNV-1a hash, 8 hex digits (host
+    /// names may hold '-', the names' separator).
+    static let machineTag: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count - 1)
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in String(cString: name).utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        return String(hash, radix: 16).leftPadded(to: 8)
+    }()
 
     public func remove(_ sha256: String) throws {
         guard Self.isDigest(sha256) else { return }
@@ -163,5 +206,11 @@ final class AtomicCounter: Sendable {
             value += 1
             return value
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }
