@@ -110,7 +110,8 @@ public final class Application: Sendable {
         self.storage = storage
         let metrics = HTTPMetrics()
         let accounts = AccountService(
-            objects: storage.objectStore, accounts: storage.accountStore, hasher: configuration.passwordHasher,
+            objects: storage.objectStore, accounts: storage.accountStore,
+            hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
@@ -169,7 +170,10 @@ public final class Application: Sendable {
         let frontDoor = FrontDoor(
             router: router.router, requestIDs: requestIDs,
             cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
-        let server = HTTPServer(configuration: httpConfiguration, responder: frontDoor, metrics: metrics)
+        let server = HTTPServer(
+            configuration: httpConfiguration,
+            responder: FatFractalDialect(inner: frontDoor, accounts: accounts, definitions: definitions),
+            metrics: metrics)
         self.server = server
         redirectServer = configuration.redirectHTTPPort.map { port in
             var redirect = HTTPServer.Configuration(

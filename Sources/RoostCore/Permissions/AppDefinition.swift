@@ -75,11 +75,24 @@ public struct AppDefinition: Sendable {
         /// Whether objects may be created in collections the definition does not name.
         public var allowNewCollections = true
         public var registration = Registration.open
+        /// FatFractal's `AllowAutoRegistration`: a login of an unknown user name registers it
+        /// (FatFractal dialect only).
+        public var allowAutoRegistration = false
 
         public init() {}
     }
 
+    /// Which wire format the API speaks to every client (`compatibility`).
+    public enum Compatibility: String, Sendable {
+        /// Roost's own API; FatFractal's clients are still recognised per request.
+        case roost
+        /// FatFractal's dialect for every request (see the README's "Moving a FatFractal app").
+        case fatfractal
+    }
+
     public var settings = Settings()
+    /// The wire format spoken to every client.
+    public var compatibility = Compatibility.roost
     /// Which browser origins may call the API (`cors.allowedOrigins`).
     public var cors = CORSSettings()
     /// Declared collections by name; `*` applies to every collection not named.

@@ -44,8 +44,14 @@ extension AppDefinition {
         guard case .object(let top) = root else {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
-        try allowOnly(["settings", "collections", "groups", "cors"], in: top, at: "")
+        try allowOnly(["settings", "collections", "groups", "cors", "compatibility"], in: top, at: "")
         var definition = AppDefinition()
+        if let compatibility = top["compatibility"] {
+            guard let text = compatibility.stringValue, let parsed = Compatibility(rawValue: text) else {
+                throw .at("compatibility", "'roost' (the default) or 'fatfractal'")
+            }
+            definition.compatibility = parsed
+        }
         if let settings = top["settings"] { definition.settings = try parseSettings(settings) }
         if let groups = top["groups"] { definition.groups = try parseGroups(groups) }
         if let cors = top["cors"] { definition.cors = try parseCORS(cors) }
@@ -141,7 +147,11 @@ extension AppDefinition {
     private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
         guard case .object(let object) = value else { throw .at("settings", "settings is an object") }
         try allowOnly(
-            ["sessionPolicy", "tokenLifetime", "allowNewCollections", "registration"], in: object,
+            [
+                "sessionPolicy", "tokenLifetime", "allowNewCollections", "registration",
+                "allowAutoRegistration",
+            ],
+            in: object,
             at: "settings.")
         var settings = Settings()
         if let policy = object["sessionPolicy"] {
@@ -163,6 +173,12 @@ extension AppDefinition {
                 throw .at("settings.allowNewCollections", "true or false")
             }
             settings.allowNewCollections = flag
+        }
+        if let auto = object["allowAutoRegistration"] {
+            guard case .bool(let flag) = auto else {
+                throw .at("settings.allowAutoRegistration", "true or false")
+            }
+            settings.allowAutoRegistration = flag
         }
         if let registration = object["registration"] {
             guard let text = registration.stringValue, let parsed = Registration(rawValue: text) else {
