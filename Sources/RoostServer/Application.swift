@@ -110,8 +110,7 @@ public final class Application: Sendable {
         self.storage = storage
         let metrics = HTTPMetrics()
         let accounts = AccountService(
-            objects: storage.objectStore, accounts: storage.accountStore,
-            hasher: configuration.passwordHasher,
+            objects: storage.objectStore, accounts: storage.accountStore, hasher: configuration.passwordHasher,
             clock: configuration.clock, guids: configuration.guids,
             throttle: LoginThrottle(limits: configuration.loginLimits, clock: configuration.clock),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
