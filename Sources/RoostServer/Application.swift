@@ -70,6 +70,10 @@ public struct ServerConfiguration: Sendable {
     public var strictTransportSecurity = true
     /// The realtime streams' limits and the change log's retention (`--events-*`).
     public var events = EventLimits()
+    /// A web app's files served on the API's origin (`--public-dir`); see ``StaticHosting``.
+    public var publicDirectory: String?
+    /// FatFractal's app name in URLs (`--app-prefix`): `/<app>/ff/…` is `/ff/…`, `/<app>/x` a file.
+    public var appPrefix: String?
 
     public init() {}
 }
@@ -171,7 +175,9 @@ public final class Application: Sendable {
             cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
         let server = HTTPServer(
             configuration: httpConfiguration,
-            responder: FatFractalDialect(inner: frontDoor, accounts: accounts, definitions: definitions),
+            responder: FatFractalDialect(
+                inner: frontDoor, accounts: accounts, definitions: definitions,
+                hosting: StaticHosting(directory: configuration.publicDirectory), appPrefix: configuration.appPrefix),
             metrics: metrics)
         self.server = server
         redirectServer = configuration.redirectHTTPPort.map { port in

@@ -11,21 +11,40 @@ import RoostJSON
 /// dialect, sessions come from FatFractal's cookie and headers (``FatFractalSession``), bodies
 /// are made lenient (``FatFractalWire/lenientBody(_:updating:)``) and every JSON answer is put
 /// in the `{statusMessage, result}` envelope; blob bytes and other non-JSON answers pass as they are.
+///
+/// It also does what FatFractal's hosting did for every request, dialect or not: an app prefix
+/// (`/<app>/ff/…` is `/ff/…`) and the web app's files (``StaticHosting``) on the same origin.
 struct FatFractalDialect: Responder {
     let inner: any Responder
     let accounts: AccountService
     let definitions: AppDefinitionSource
+    var hosting: StaticHosting? = nil
+    /// `hoodyoodoo` for `/hoodyoodoo/ff/…`; nil for none.
+    var appPrefix: String? = nil
+
+    /// `/<app>/rest` → `/rest`, keeping the query.
+    func removingAppPrefix(_ request: Request) -> Request {
+        guard let appPrefix else { return request }
+        let lead = "/" + appPrefix
+        guard request.path == lead || request.path.hasPrefix(lead + "/") else { return request }
+        var request = request
+        let rest = request.path.dropFirst(lead.count)
+        request.path = rest.isEmpty ? "/" : rest
+        request.target = String(request.path) + (request.query.map { "?" + $0 } ?? "")
+        return request
+    }
 
     func speaksDialect(_ request: Request) -> Bool {
         definitions.definition.compatibility == .fatfractal || request.headers["Data-type"] != nil
             || request.headers["X-Ff-Auth-Session-Id"] != nil
     }
 
-    func respond(to request: Request) async -> Response {
+    func respond(to original: Request) async -> Response {
+        var request = removingAppPrefix(original)
+        if let hosting, let answer = hosting.respond(to: request) { return answer }
         guard speaksDialect(request), request.method != .options else {
             return await inner.respond(to: request)
         }
-        var request = request
         let session = FatFractalSession(request)
         let method = request.method
         do {
@@ -48,9 +67,9 @@ struct FatFractalDialect: Responder {
         return await envelope(response, request, session: session, method: method)
     }
 
-    func admit(_ request: Request) async -> Response? {
+    func admit(_ original: Request) async -> Response? {
+        var request = removingAppPrefix(original)
         guard speaksDialect(request) else { return await inner.admit(request) }
-        var request = request
         let session = FatFractalSession(request)
         do {
             try session.apply(to: &request)
