@@ -149,7 +149,10 @@ public final class Application: Sendable {
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
-        limits.streamedBodyLimit = { head in routes.streamsBody(head) ? maxBlobBytes : nil }
+        let appPrefix = configuration.appPrefix
+        limits.streamedBodyLimit = { head in
+            routes.streamsBody(FatFractalDialect.removingAppPrefix(head, appPrefix)) ? maxBlobBytes : nil
+        }
         var httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
             limits: limits,

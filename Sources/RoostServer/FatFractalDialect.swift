@@ -22,6 +22,17 @@ struct FatFractalDialect: Responder {
     /// `hoodyoodoo` for `/hoodyoodoo/ff/…`; nil for none.
     var appPrefix: String? = nil
 
+    /// A request head without the app prefix, so the HTTP layer streams a prefixed blob upload
+    /// as it streams an unprefixed one.
+    static func removingAppPrefix(_ head: RequestHead, _ appPrefix: String?) -> RequestHead {
+        guard let appPrefix else { return head }
+        let lead = "/" + appPrefix
+        guard head.target.hasPrefix(lead + "/") else { return head }
+        var head = head
+        head.target = String(head.target.dropFirst(lead.count))
+        return head
+    }
+
     /// `/<app>/rest` → `/rest`, keeping the query.
     func removingAppPrefix(_ request: Request) -> Request {
         guard let appPrefix else { return request }

@@ -81,6 +81,14 @@ import Testing
         let url = try #require(created.result["ffUrl"] as? String)
         let read = try await server.client.send("GET", "/hoodyoodoo" + url + "?depthRef=0")
         #expect(read.json["name"] as? String == "Ada")
+        // A blob upload under the prefix streams like one without it.
+        let blob = try await server.client.send(
+            "PUT", "/hoodyoodoo" + url + "/imageData",
+            headers: [("Data-type", "application/octet-stream"), ("Content-type", "image/png")],
+            body: [1, 2, 3])
+        #expect(blob.status == 200, "\(blob.text)")
+        let bytes = try await server.client.send("GET", "/hoodyoodoo" + url + "/imageData")
+        #expect(bytes.body == [1, 2, 3])
         let page = try await server.client.send("GET", "/hoodyoodoo/index.html")
         #expect(page.text == "<p>hello</p>")
     }
