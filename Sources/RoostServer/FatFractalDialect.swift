@@ -66,7 +66,14 @@ struct FatFractalDialect: Responder {
         }
         let path = request.path
         if request.method == .post, path == "/ff/login" { return await login(request) }
+        let grabBag = Self.grabBagAddress(path)
+        if request.method == .post, let grabBag {
+            return await changeGrabBag(request, parent: grabBag.parent, bag: grabBag.bag)
+        }
         let response = await inner.respond(to: request)
+        if request.method == .get, let grabBag, Self.isMissingBlob(response, member: grabBag.bag) {
+            return await readGrabBag(request, parent: grabBag.parent, bag: grabBag.bag)
+        }
         if request.method == .post, path == "/ff/register", response.status == 201 {
             return FatFractalSession.loginAnswer(response, request: request, wire: Self.ownUser) ?? response
         }
@@ -149,7 +156,7 @@ struct FatFractalDialect: Responder {
 
     /// Puts a JSON answer in the envelope; a 204 becomes a 200 with JSON (the SDK parses every
     /// 2xx body); a 401 on a session also expires the cookies, as the SDK forgets it.
-    private func envelope(
+    func envelope(
         _ response: Response, _ request: Request, session: FatFractalSession?, method: HTTPMethod? = nil
     ) async -> Response {
         let method = method ?? request.method
@@ -181,7 +188,7 @@ struct FatFractalDialect: Responder {
     }
 
     /// Who the request is from, for `ffUserCanEdit`; nil when anonymous or not valid.
-    private func principal(of request: Request) async -> Principal? {
+    func principal(of request: Request) async -> Principal? {
         guard let secret = try? Authenticator.tokenSecret(in: request) else { return nil }
         return try? await accounts.authenticate(secret: secret)
     }
