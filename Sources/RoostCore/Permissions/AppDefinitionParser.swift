@@ -44,7 +44,15 @@ extension AppDefinition {
         guard case .object(let top) = root else {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
-        try allowOnly(["settings", "collections", "groups", "cors", "compatibility"], in: top, at: "")
+        try allowOnly(
+            ["settings", "collections", "groups", "cors", "compatibility", "serverScripts"], in: top, at: "")
+        if let scripts = top["serverScripts"] {
+            guard case .array(let items) = scripts, items.allSatisfy({ $0.stringValue != nil }) else {
+                throw .at(
+                    "serverScripts",
+                    "a list of FFDL lines (CREATE HANDLER or CREATE EXTENSION), kept for later")
+            }
+        }
         var definition = AppDefinition()
         if let compatibility = top["compatibility"] {
             guard let text = compatibility.stringValue, let parsed = Compatibility(rawValue: text) else {
