@@ -118,6 +118,27 @@ import Testing
         #expect(answer.status == 401)
     }
 
+    /// A session id is a token secret: no log line carries it, at any level.
+    @Test func sessionIdsStayOutOfLogs() async throws {
+        let log = LogCapture()
+        let server = try await TestServer { configuration in
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.accessLog = true
+            configuration.accessLogSink = { log.append($0) }
+            configuration.logSink = { log.append($0) }
+            configuration.logLevel = .debug
+        }
+        let login = try await server.client.fatFractalRegister("anna")
+        _ = try await server.client.ff("POST", "/ff/resources/Note", #"{"a":1}"#, login.authHeaders)
+        _ = try await server.client.ff("GET", "/ff/resources/Note", nil, [login.cookieHeader])
+        _ = try await server.client.ff("POST", "/ff/logout", nil, [login.cookieHeader])
+        let refused = try await server.client.ff("POST", "/ff/resources/Note", #"{"a":1}"#, login.authHeaders)
+        #expect(refused.status == 401)
+        await server.stop()
+        #expect(log.text.contains("/ff/logout"))
+        #expect(!log.text.contains(login.sessionId))
+    }
+
     /// Roost's own API is unchanged when the dialect is off: same answers, no cookies read or set.
     @Test func nativeAccountsAreUntouched() async throws {
         let server = try await makeFatFractalServer()
