@@ -150,8 +150,9 @@ public final class Application: Sendable {
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
         let appPrefix = configuration.appPrefix
-        limits.streamedBodyLimit = { head in
-            routes.streamsBody(FatFractalDialect.removingAppPrefix(head, appPrefix)) ? maxBlobBytes : nil
+        limits.streamedBodyLimit = { [definitions] head in
+            let prefix = appPrefix ?? definitions.definition.hosting.appPrefix
+            return routes.streamsBody(FatFractalDialect.removingAppPrefix(head, prefix)) ? maxBlobBytes : nil
         }
         var httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
@@ -180,7 +181,8 @@ public final class Application: Sendable {
             configuration: httpConfiguration,
             responder: FatFractalDialect(
                 inner: frontDoor, accounts: accounts, definitions: definitions,
-                hosting: StaticHosting(directory: configuration.publicDirectory), appPrefix: configuration.appPrefix),
+                configuredHosting: StaticHosting(directory: configuration.publicDirectory),
+                configuredPrefix: configuration.appPrefix),
             metrics: metrics)
         self.server = server
         redirectServer = configuration.redirectHTTPPort.map { port in

@@ -18,9 +18,24 @@ struct FatFractalDialect: Responder {
     let inner: any Responder
     let accounts: AccountService
     let definitions: AppDefinitionSource
-    var hosting: StaticHosting? = nil
+    /// `--public-dir`, which wins over the definition's `hosting.publicDir`.
+    var configuredHosting: StaticHosting? = nil
+    /// `--app-prefix`, which wins over the definition's `hosting.appPrefix`.
+    var configuredPrefix: String? = nil
+
     /// `hoodyoodoo` for `/hoodyoodoo/ff/…`; nil for none.
-    var appPrefix: String? = nil
+    var appPrefix: String? { configuredPrefix ?? definitions.definition.hosting.appPrefix }
+
+    /// The web app's folder, if any; the definition's is resolved beside the definition file.
+    var hosting: StaticHosting? {
+        if let configuredHosting { return configuredHosting }
+        guard let directory = definitions.definition.hosting.publicDirectory else { return nil }
+        if directory.hasPrefix("/") { return StaticHosting(directory: directory) }
+        let base = definitions.path.map { path in
+            path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        }
+        return StaticHosting(directory: (base ?? ".") + "/" + directory)
+    }
 
     /// A request head without the app prefix, so the HTTP layer streams a prefixed blob upload
     /// as it streams an unprefixed one.

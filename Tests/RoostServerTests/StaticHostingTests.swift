@@ -64,6 +64,23 @@ import Testing
         #expect(!answer.text.contains("secret"))
     }
 
+    /// The same from the app definition, the folder relative to the definition file.
+    @Test func theAppDefinitionCanHostTheApp() async throws {
+        let site = try makeSite()
+        let folder = URL(fileURLWithPath: site).deletingLastPathComponent().path
+        let definition = folder + "/roost.json"
+        try Data(#"{"hosting":{"publicDir":"webapp","appPrefix":"wouldya"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: definition))
+        let server = try await TestServer { configuration in configuration.appDefinitionPath = definition }
+        let page = try await server.client.send("GET", "/wouldya/")
+        #expect(page.text == "<p>hello</p>")
+        let list = try await server.client.send("GET", "/wouldya/ff/resources/Celebrity")
+        #expect(list.text == #"{"items":[]}"#)
+        #expect(throws: AppDefinitionError.self) {
+            try AppDefinition.parse(Array(#"{"hosting":{"appPrefix":"a/b"}}"#.utf8))
+        }
+    }
+
     @Test func theAPIStaysTheAPI() async throws {
         let server = try await server(site: try makeSite())
         let health = try await server.client.send("GET", "/health")

@@ -93,6 +93,18 @@ public struct AppDefinition: Sendable {
     public var settings = Settings()
     /// The wire format spoken to every client.
     public var compatibility = Compatibility.roost
+    /// A web app served on the API's origin (`hosting`); `--public-dir` and `--app-prefix` win.
+    public var hosting = Hosting()
+
+    /// `{"publicDir": "webapp", "appPrefix": "hoodyoodoo"}`.
+    public struct Hosting: Sendable, Equatable {
+        /// The web app's folder; a relative path is relative to the definition file's folder.
+        public var publicDirectory: String?
+        /// FatFractal's app name in URLs: `/<appPrefix>/ff/…` is `/ff/…`.
+        public var appPrefix: String?
+
+        public init() {}
+    }
     /// Which browser origins may call the API (`cors.allowedOrigins`).
     public var cors = CORSSettings()
     /// Declared collections by name; `*` applies to every collection not named.

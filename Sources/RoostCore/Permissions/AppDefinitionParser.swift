@@ -45,7 +45,9 @@ extension AppDefinition {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
         try allowOnly(
-            ["settings", "collections", "groups", "cors", "compatibility", "serverScripts"], in: top, at: "")
+            ["settings", "collections", "groups", "cors", "compatibility", "serverScripts", "hosting"],
+            in: top,
+            at: "")
         if let scripts = top["serverScripts"] {
             guard case .array(let items) = scripts, items.allSatisfy({ $0.stringValue != nil }) else {
                 throw .at(
@@ -54,6 +56,7 @@ extension AppDefinition {
             }
         }
         var definition = AppDefinition()
+        if let hosting = top["hosting"] { definition.hosting = try parseHosting(hosting) }
         if let compatibility = top["compatibility"] {
             guard let text = compatibility.stringValue, let parsed = Compatibility(rawValue: text) else {
                 throw .at("compatibility", "'roost' (the default) or 'fatfractal'")
@@ -150,6 +153,29 @@ extension AppDefinition {
             origins.append(origin)
         }
         return CORSSettings(allowedOrigins: origins)
+    }
+
+    private static func parseHosting(_ value: JSONValue) throws(AppDefinitionError) -> Hosting {
+        guard case .object(let object) = value else {
+            throw .at(
+                "hosting",
+                "hosting is an object such as {\"publicDir\": \"webapp\", \"appPrefix\": \"myapp\"}")
+        }
+        try allowOnly(["publicDir", "appPrefix"], in: object, at: "hosting.")
+        var hosting = Hosting()
+        if let directory = object["publicDir"] {
+            guard let text = directory.stringValue, !text.isEmpty, !text.contains("\0") else {
+                throw .at("hosting.publicDir", "the web app's folder, a path")
+            }
+            hosting.publicDirectory = text
+        }
+        if let prefix = object["appPrefix"] {
+            guard let text = prefix.stringValue, ObjectService.isValidCollection(text) else {
+                throw .at("hosting.appPrefix", "a name of letters, digits and '_', such as \"myapp\"")
+            }
+            hosting.appPrefix = text
+        }
+        return hosting
     }
 
     private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
