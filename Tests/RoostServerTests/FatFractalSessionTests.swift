@@ -29,6 +29,22 @@ import Testing
         #expect(session.json["loggedIn"] as? Bool == true)
     }
 
+    /// FatFractal.js's RegisterRequest sends every field, unset ones as null; the iOS SDK's FFUser
+    /// carries its clazz and metadata.
+    @Test func registerAcceptsTheSDKsRequestShapes() async throws {
+        let server = try await makeFatFractalServer()
+        let javascript = try await server.client.ff(
+            "POST", "/ff/register",
+            #"{"userName":"anna","password":"correct horse","firstName":null,"lastName":null,"email":null}"#)
+        #expect(javascript.status == 201, "\(javascript.text)")
+        let iOS = try await server.client.ff(
+            "POST", "/ff/register",
+            #"{"clazz":"FFUser","guid":null,"ffUrl":null,"userName":"bob","password":"correct horse","firstName":"Bob","email":"bob@example.com"}"#
+        )
+        #expect(iOS.status == 201, "\(iOS.text)")
+        #expect((iOS.result["loggedInUser"] as? [String: Any])?["email"] as? String == "bob@example.com")
+    }
+
     @Test func loginAnswersFatFractalShape() async throws {
         let server = try await makeFatFractalServer()
         _ = try await server.client.fatFractalRegister("anna")
