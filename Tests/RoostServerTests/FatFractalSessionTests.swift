@@ -134,6 +134,31 @@ import Testing
         #expect(answer.status == 401)
     }
 
+    /// Over HTTPS the session cookies are `Secure`, so a browser never sends them in clear.
+    @Test func cookiesAreSecureOverTLS() async throws {
+        let authority = try await TestCertificateAuthority()
+        let pair = try await authority.issue("server")
+        let server = try await TestServer { configuration in
+            configuration.tlsCertificatePath = pair.certificate
+            configuration.tlsKeyPath = pair.key
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+        }
+        defer { Task { await server.stop() } }
+        let curl = try await runProgram(
+            "/usr/bin/curl",
+            [
+                "-sS", "-i", "--cacert", authority.certificate, "-H", "Data-type: application/json", "-H",
+                "Content-type: application/json", "--data",
+                #"{"userName":"anna","password":"correct horse"}"#,
+                "https://localhost:\(server.port)/ff/register",
+            ])
+        #expect(curl.status == 0, "\(curl.errorOutput)")
+        #expect(curl.output.hasPrefix("HTTP/1.1 201 Created\r\n"))
+        let cookies = curl.output.split(separator: "\r\n").filter { $0.hasPrefix("Set-Cookie: ") }
+        #expect(cookies.count == 2)
+        #expect(cookies.allSatisfy { $0.hasSuffix("; Path=/; SameSite=Lax; Secure") })
+    }
+
     /// A session id is a token secret: no log line carries it, at any level.
     @Test func sessionIdsStayOutOfLogs() async throws {
         let log = LogCapture()
