@@ -81,6 +81,9 @@ struct FatFractalDialect: Responder {
         }
         let path = request.path
         if request.method == .post, path == "/ff/login" { return await login(request) }
+        if request.method == .get, Self.isGrabBagQuery(path) {
+            return await refusal(Self.grabBagQueryUnsupported, request)
+        }
         let grabBag = Self.grabBagAddress(path)
         if request.method == .post, let grabBag {
             return await changeGrabBag(request, parent: grabBag.parent, bag: grabBag.bag)

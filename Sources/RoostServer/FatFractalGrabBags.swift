@@ -21,6 +21,18 @@ extension FatFractalDialect {
         return ("/" + parts[0..<4].joined(separator: "/"), String(parts[4]))
     }
 
+    /// `GET parent/bag/(query)`: not served yet, said plainly rather than as a query error.
+    static func isGrabBagQuery(_ path: Substring) -> Bool {
+        let parts = path.split(separator: "/", maxSplits: 5)
+        return parts.count == 6 && parts[0] == "ff" && parts[1] == "resources" && !parts[3].hasPrefix("(")
+            && FieldPath.isIdentifier(String(parts[4])) && parts[5].hasPrefix("(")
+    }
+
+    static let grabBagQueryUnsupported = RoostError(
+        status: 501, code: "grab_bag_query_unsupported",
+        message:
+            "Queries inside a grab bag are not supported yet; read the whole bag (GET parent/bag) instead.")
+
     /// `POST parent/bag` with `{"ffUrl": item, "AddOrRemove": "ADD" | "REMOVE"}`.
     func changeGrabBag(_ request: Request, parent: String, bag: String) async -> Response {
         guard case .object(let body)? = try? JSONParser.parse(request.body),

@@ -42,6 +42,9 @@ import Testing
         #expect(removed.text == #"{"statusMessage":"Removed from grab bag","result":null}"#)
         let after = try await server.client.ff("GET", boardUrl + "/pinned")
         #expect((after.json["result"] as? [[String: Any]])?.compactMap { $0["text"] as? String } == ["two"])
+        let query = try await server.client.ff("GET", boardUrl + "/pinned/(text%20eq%20'two')")
+        #expect(query.status == 501)
+        #expect(query.json["code"] as? String == "grab_bag_query_unsupported")
         let malformed = try await server.client.ff(
             "POST", boardUrl + "/pinned", #"{"ffUrl":"x","AddOrRemove":"MAYBE"}"#, anna.authHeaders)
         #expect(malformed.status == 400)
