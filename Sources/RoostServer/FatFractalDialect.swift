@@ -95,7 +95,7 @@ struct FatFractalDialect: Responder {
         if request.method == .post, path == "/ff/register", response.status == 201 {
             return FatFractalSession.loginAnswer(response, request: request, wire: Self.ownUser) ?? response
         }
-        if request.method == .post, path == "/ff/logout" {
+        if request.method == .post, path == "/ff/logout", response.status < 400 {
             var answer = Response.json(200, FatFractalWire.envelope("Logged out", .null))
             Self.expireCookies(&answer, request)
             return answer

@@ -176,8 +176,10 @@ struct ServeOption: Sendable {
             flag: "--app-prefix", variable: "ROOST_APP_PREFIX", valueName: "NAME",
             help: "FatFractal's app name in URLs: /NAME/ff/... is /ff/..., /NAME/file a --public-dir file"
         ) {
-            guard ObjectService.isValidCollection($1) else {
-                throw UsageError(message: "--app-prefix takes a name of letters, digits and '_', not '\($1)'")
+            guard ObjectService.isValidCollection($1), $1 != "ff" else {
+                throw UsageError(
+                    message:
+                        "--app-prefix takes a name of letters, digits and '_' other than 'ff', not '\($1)'")
             }
             $0.appPrefix = $1
         },

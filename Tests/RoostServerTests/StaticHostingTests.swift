@@ -79,6 +79,9 @@ import Testing
         #expect(throws: AppDefinitionError.self) {
             try AppDefinition.parse(Array(#"{"hosting":{"appPrefix":"a/b"}}"#.utf8))
         }
+        #expect(throws: AppDefinitionError.self) {
+            try AppDefinition.parse(Array(#"{"hosting":{"appPrefix":"ff"}}"#.utf8))
+        }
     }
 
     @Test func theAPIStaysTheAPI() async throws {

@@ -170,8 +170,10 @@ extension AppDefinition {
             hosting.publicDirectory = text
         }
         if let prefix = object["appPrefix"] {
-            guard let text = prefix.stringValue, ObjectService.isValidCollection(text) else {
-                throw .at("hosting.appPrefix", "a name of letters, digits and '_', such as \"myapp\"")
+            guard let text = prefix.stringValue, ObjectService.isValidCollection(text), text != "ff" else {
+                throw .at(
+                    "hosting.appPrefix",
+                    "a name of letters, digits and '_' other than 'ff', such as \"myapp\"")
             }
             hosting.appPrefix = text
         }
