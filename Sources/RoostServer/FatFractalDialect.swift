@@ -195,14 +195,27 @@ struct FatFractalDialect: Responder {
             if response.status == 401, session?.secret != nil { Self.expireCookies(&answer, request) }
         } else {
             let access = Access(caller: await principal(of: request), definition: definitions.definition)
+            // One object's access list is read to judge ffUserCanEdit; a list's objects are
+            // judged by their collection's rules alone (one read per item would be too many).
+            var acl: [UInt8]?
+            if method != .post, let ffUrl = body["ffUrl"]?.stringValue, body["guid"] != nil {
+                acl = await accessList(of: ffUrl, request)
+            }
             let result = FatFractalWire.result(of: .object(body)) { collection, document, createdBy in
-                access.mayUpdate(collection: collection, document: document, createdBy: createdBy)
+                access.mayUpdate(collection: collection, document: document, createdBy: createdBy, acl: acl)
             }
             answer.body = FatFractalWire.envelope(Self.successMessage(method), result)
             // The tag was of Roost's body; the envelope is another representation.
             answer.headers.remove("ETag")
         }
         return answer
+    }
+
+    /// The object's access list as the caller may read it; nil when it has none.
+    func accessList(of ffUrl: String, _ request: Request) async -> [UInt8]? {
+        let answer = await inner.respond(to: Self.internalRequest(request, .get, ffUrl + "/ffACL"))
+        guard answer.status == 200, answer.body != Array("{}".utf8) else { return nil }
+        return answer.body
     }
 
     /// Who the request is from, for `ffUserCanEdit`; nil when anonymous or not valid.

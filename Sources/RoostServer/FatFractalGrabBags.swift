@@ -55,7 +55,7 @@ extension FatFractalDialect {
         guard
             access.mayUpdate(
                 collection: FatFractalWire.collectionName(parent) ?? "", document: document,
-                createdBy: object["createdBy"]?.stringValue)
+                createdBy: object["createdBy"]?.stringValue, acl: await accessList(of: parent, request))
         else {
             let error =
                 access.caller == nil
