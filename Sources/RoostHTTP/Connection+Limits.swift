@@ -77,6 +77,7 @@ extension Connection {
             method: HTTPMethod(rawValue: head.method), target: head.target,
             headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
             remoteAddress: remoteAddress)
+        if loop.server.configuration.tls != nil { request.scheme = "https" }
         request.believeForwardingHeaders(from: loop.server.configuration.trustedProxies)
         return request
     }

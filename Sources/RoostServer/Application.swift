@@ -83,6 +83,10 @@ public struct ServerConfiguration: Sendable {
     public var blobStore: BlobStoreKind?
     /// The local cache of blobs read from the database, in bytes (`--blob-cache-size`).
     public var blobCacheBytes = 1 << 30
+    /// A web app's files served on the API's origin (`--public-dir`); see ``StaticHosting``.
+    public var publicDirectory: String?
+    /// FatFractal's app name in URLs (`--app-prefix`): `/<app>/ff/…` is `/ff/…`, `/<app>/x` a file.
+    public var appPrefix: String?
 
     public init() {}
 }
@@ -170,7 +174,11 @@ public final class Application: Sendable {
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
-        limits.streamedBodyLimit = { head in routes.streamsBody(head) ? maxBlobBytes : nil }
+        let appPrefix = configuration.appPrefix
+        limits.streamedBodyLimit = { [definitions] head in
+            let prefix = appPrefix ?? definitions.definition.hosting.appPrefix
+            return routes.streamsBody(FatFractalDialect.removingAppPrefix(head, prefix)) ? maxBlobBytes : nil
+        }
         var httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
             limits: limits,
@@ -194,7 +202,13 @@ public final class Application: Sendable {
         let frontDoor = FrontDoor(
             router: router.router, requestIDs: requestIDs,
             cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
-        let server = HTTPServer(configuration: httpConfiguration, responder: frontDoor, metrics: metrics)
+        let server = HTTPServer(
+            configuration: httpConfiguration,
+            responder: FatFractalDialect(
+                inner: frontDoor, accounts: accounts, definitions: definitions,
+                configuredHosting: StaticHosting(directory: configuration.publicDirectory),
+                configuredPrefix: configuration.appPrefix),
+            metrics: metrics)
         self.server = server
         redirectServer = configuration.redirectHTTPPort.map { port in
             var redirect = HTTPServer.Configuration(

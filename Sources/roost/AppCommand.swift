@@ -10,12 +10,17 @@ let appHelp = """
       roost app check FILE
       roost app apply FILE [--data-dir PATH]
       roost app apply FILE --database URL
+      roost app import application.ffdl [--output roost.json]
 
     check   validates FILE and prints the first problem with its line or field.
     apply   validates FILE, installs it as the definition of the server running on the data
             folder (which must have been started with --app), and has the server reload it
             without dropping a connection. An invalid file is refused and the running
             definition stays.
+
+    import  translates a FatFractal app definition into a Roost one (standard output, or the
+            --output file, which must not exist yet) and lists on standard error every line it
+            could not translate, and why.
 
     With --database (or ROOST_DATABASE_URL), apply stores FILE in the PostgreSQL database that
     servers share instead: every instance on it puts the definition in force within a second,
@@ -81,6 +86,7 @@ func app(_ arguments: [String]) async -> Int32 {
         print(appHelp)
         return 0
     }
+    if action == "import" { return importFFDL(Array(arguments.dropFirst())) }
     guard let (database, files) = databaseAndNames(arguments.dropFirst(), command: "app") else {
         return 64
     }
@@ -168,4 +174,49 @@ private func apply(file: String, dataDirectory: String) async -> Int32 {
     }
     printError("the server (pid \(pid)) did not confirm the reload within 10 seconds; check its log")
     return 75
+}
+
+/// `roost app import application.ffdl [--output roost.json]`.
+private func importFFDL(_ arguments: [String]) -> Int32 {
+    var files: [String] = []
+    var output: String?
+    var index = 0
+    while index < arguments.count {
+        if arguments[index] == "--output", index + 1 < arguments.count {
+            output = arguments[index + 1]
+            index += 2
+        } else {
+            files.append(arguments[index])
+            index += 1
+        }
+    }
+    guard files.count == 1 else {
+        printError("usage: roost app import application.ffdl [--output roost.json]")
+        return 64
+    }
+    guard let text = try? String(contentsOfFile: files[0], encoding: .utf8) else {
+        printError("cannot read \(files[0])")
+        return 66
+    }
+    let result = FFDLImport(ffdl: text)
+    for line in result.lines where line.outcome != .translated {
+        printError("\(files[0]):\(line.number): \(line.outcome.rawValue): \(line.text)\n    \(line.reason)")
+    }
+    guard let output else {
+        print(result.definitionText, terminator: "")
+        return 0
+    }
+    guard !FileManager.default.fileExists(atPath: output) else {
+        printError("\(output) exists; choose another --output or remove it first")
+        return 73
+    }
+    guard FileManager.default.createFile(atPath: output, contents: Data(result.definitionText.utf8)) else {
+        printError("cannot write \(output)")
+        return 73
+    }
+    let translated = result.lines.filter { $0.outcome == .translated }.count
+    say(
+        "roost: wrote \(output) from \(translated) of \(result.lines.count) lines; check it with 'roost app check \(output)'"
+    )
+    return 0
 }

@@ -164,6 +164,26 @@ struct ServeOption: Sendable {
             $0.corsOrigins = try corsOrigins($1)
         },
         ServeOption(
+            flag: "--public-dir", variable: "ROOST_PUBLIC_DIR", valueName: "PATH",
+            help: "a web app's folder, served on the API's origin (index.html, no listings)"
+        ) {
+            guard StaticHosting.isUsableFolder($1) else {
+                throw UsageError(message: "--public-dir: '\($1)' is not a folder Roost can read")
+            }
+            $0.publicDirectory = $1
+        },
+        ServeOption(
+            flag: "--app-prefix", variable: "ROOST_APP_PREFIX", valueName: "NAME",
+            help: "FatFractal's app name in URLs: /NAME/ff/... is /ff/..., /NAME/file a --public-dir file"
+        ) {
+            guard ObjectService.isValidCollection($1), $1 != "ff" else {
+                throw UsageError(
+                    message:
+                        "--app-prefix takes a name of letters, digits and '_' other than 'ff', not '\($1)'")
+            }
+            $0.appPrefix = $1
+        },
+        ServeOption(
             flag: "--log-level", variable: "ROOST_LOG_LEVEL", valueName: "LEVEL",
             help: "error, warn, info (default) or debug: the least severe line written to standard error"
         ) {

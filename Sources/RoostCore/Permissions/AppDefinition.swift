@@ -75,11 +75,36 @@ public struct AppDefinition: Sendable {
         /// Whether objects may be created in collections the definition does not name.
         public var allowNewCollections = true
         public var registration = Registration.open
+        /// FatFractal's `AllowAutoRegistration`: a login of an unknown user name registers it
+        /// (FatFractal dialect only).
+        public var allowAutoRegistration = false
 
         public init() {}
     }
 
+    /// Which wire format the API speaks to every client (`compatibility`).
+    public enum Compatibility: String, Sendable {
+        /// Roost's own API; FatFractal's clients are still recognised per request.
+        case roost
+        /// FatFractal's dialect for every request (see the README's "Moving a FatFractal app").
+        case fatfractal
+    }
+
     public var settings = Settings()
+    /// The wire format spoken to every client.
+    public var compatibility = Compatibility.roost
+    /// A web app served on the API's origin (`hosting`); `--public-dir` and `--app-prefix` win.
+    public var hosting = Hosting()
+
+    /// `{"publicDir": "webapp", "appPrefix": "hoodyoodoo"}`.
+    public struct Hosting: Sendable, Equatable {
+        /// The web app's folder; a relative path is relative to the definition file's folder.
+        public var publicDirectory: String?
+        /// FatFractal's app name in URLs: `/<appPrefix>/ff/…` is `/ff/…`.
+        public var appPrefix: String?
+
+        public init() {}
+    }
     /// Which browser origins may call the API (`cors.allowedOrigins`).
     public var cors = CORSSettings()
     /// Declared collections by name; `*` applies to every collection not named.

@@ -44,8 +44,25 @@ extension AppDefinition {
         guard case .object(let top) = root else {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
-        try allowOnly(["settings", "collections", "groups", "cors"], in: top, at: "")
+        try allowOnly(
+            ["settings", "collections", "groups", "cors", "compatibility", "serverScripts", "hosting"],
+            in: top,
+            at: "")
+        if let scripts = top["serverScripts"] {
+            guard case .array(let items) = scripts, items.allSatisfy({ $0.stringValue != nil }) else {
+                throw .at(
+                    "serverScripts",
+                    "a list of FFDL lines (CREATE HANDLER or CREATE EXTENSION), kept for later")
+            }
+        }
         var definition = AppDefinition()
+        if let hosting = top["hosting"] { definition.hosting = try parseHosting(hosting) }
+        if let compatibility = top["compatibility"] {
+            guard let text = compatibility.stringValue, let parsed = Compatibility(rawValue: text) else {
+                throw .at("compatibility", "'roost' (the default) or 'fatfractal'")
+            }
+            definition.compatibility = parsed
+        }
         if let settings = top["settings"] { definition.settings = try parseSettings(settings) }
         if let groups = top["groups"] { definition.groups = try parseGroups(groups) }
         if let cors = top["cors"] { definition.cors = try parseCORS(cors) }
@@ -138,10 +155,39 @@ extension AppDefinition {
         return CORSSettings(allowedOrigins: origins)
     }
 
+    private static func parseHosting(_ value: JSONValue) throws(AppDefinitionError) -> Hosting {
+        guard case .object(let object) = value else {
+            throw .at(
+                "hosting",
+                "hosting is an object such as {\"publicDir\": \"webapp\", \"appPrefix\": \"myapp\"}")
+        }
+        try allowOnly(["publicDir", "appPrefix"], in: object, at: "hosting.")
+        var hosting = Hosting()
+        if let directory = object["publicDir"] {
+            guard let text = directory.stringValue, !text.isEmpty, !text.contains("\0") else {
+                throw .at("hosting.publicDir", "the web app's folder, a path")
+            }
+            hosting.publicDirectory = text
+        }
+        if let prefix = object["appPrefix"] {
+            guard let text = prefix.stringValue, ObjectService.isValidCollection(text), text != "ff" else {
+                throw .at(
+                    "hosting.appPrefix",
+                    "a name of letters, digits and '_' other than 'ff', such as \"myapp\"")
+            }
+            hosting.appPrefix = text
+        }
+        return hosting
+    }
+
     private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
         guard case .object(let object) = value else { throw .at("settings", "settings is an object") }
         try allowOnly(
-            ["sessionPolicy", "tokenLifetime", "allowNewCollections", "registration"], in: object,
+            [
+                "sessionPolicy", "tokenLifetime", "allowNewCollections", "registration",
+                "allowAutoRegistration",
+            ],
+            in: object,
             at: "settings.")
         var settings = Settings()
         if let policy = object["sessionPolicy"] {
@@ -163,6 +209,12 @@ extension AppDefinition {
                 throw .at("settings.allowNewCollections", "true or false")
             }
             settings.allowNewCollections = flag
+        }
+        if let auto = object["allowAutoRegistration"] {
+            guard case .bool(let flag) = auto else {
+                throw .at("settings.allowAutoRegistration", "true or false")
+            }
+            settings.allowAutoRegistration = flag
         }
         if let registration = object["registration"] {
             guard let text = registration.stringValue, let parsed = Registration(rawValue: text) else {

@@ -1,0 +1,209 @@
+import RoostJSON
+
+/// Translates a FatFractal app definition (`application.ffdl`) into a Roost one (`roost.json`),
+/// line by line: every line that says something is either translated, not needed on Roost
+/// (with the reason), or not translated (with the reason); none is dropped silently.
+public struct FFDLImport: Sendable {
+    /// What became of one line.
+    public struct Line: Sendable, Equatable {
+        public enum Outcome: String, Sendable {
+            case translated, notNeeded = "not needed", notTranslated = "not translated",
+                kept = "kept for server-side scripts"
+        }
+        /// 1-based.
+        public let number: Int
+        /// The line as written; values of secret settings (passwords, tokens, keys) are hidden.
+        public let text: String
+        public let outcome: Outcome
+        public let reason: String
+    }
+
+    /// The definition as JSON, ready for `roost app check`.
+    public private(set) var definition = JSONObject()
+    public private(set) var lines: [Line] = []
+
+    private var settings = JSONObject()
+    private var collections = JSONObject()
+    private var origins: [JSONValue] = []
+    private var scripts: [JSONValue] = []
+
+    /// Translates the text of an `application.ffdl`.
+    public init(ffdl text: String) {
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(raw).trimmed(of: " \t\r")
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            translate(String(line), number: index + 1)
+        }
+        if !origins.isEmpty {
+            definition["cors"] = .object(JSONObject(uniqueMembers: [("allowedOrigins", .array(origins))]))
+        }
+        if !settings.isEmpty { definition["settings"] = .object(settings) }
+        if !collections.isEmpty { definition["collections"] = .object(collections) }
+        if !scripts.isEmpty { definition["serverScripts"] = .array(scripts) }
+    }
+
+    private mutating func record(_ number: Int, _ text: String, _ outcome: Line.Outcome, _ reason: String) {
+        lines.append(Line(number: number, text: text, outcome: outcome, reason: reason))
+    }
+
+    private mutating func translate(_ line: String, number: Int) {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let keyword = words.prefix(2).map { $0.uppercased() }
+        switch keyword.first {
+        case "SET" where words.count >= 2:
+            setting(words, line: line, number: number)
+        case "PERMIT":
+            permit(words, line: line, number: number)
+        case "CREATE" where keyword.count == 2:
+            switch keyword[1] {
+            case "COLLECTION":
+                guard words.count >= 3, let name = Self.collectionName(words[2]) else {
+                    return record(number, line, .notTranslated, "not a collection name Roost accepts")
+                }
+                if collections[name] == nil { collections[name] = .object(JSONObject()) }
+                record(number, line, .translated, "collections.\(name)")
+            case "OBJECTTYPE":
+                objectType(line, number: number)
+            case "HANDLER", "EXTENSION":
+                scripts.append(.string(line))
+                record(
+                    number, line, .kept,
+                    "server-side scripts are not supported yet; kept under serverScripts for when they are")
+            default:
+                record(number, line, .notTranslated, "Roost has no equivalent of CREATE \(keyword[1])")
+            }
+        default:
+            record(number, line, .notTranslated, "not a statement this importer knows")
+        }
+    }
+
+    private mutating func setting(_ words: [String], line: String, number: Int) {
+        let name = words[1]
+        let values = Array(words.dropFirst(2))
+        let lowered = name.lowercased()
+        if ["password", "token", "key", "secret"].contains(where: { lowered.contains($0) }) {
+            let hidden = "SET \(name) <hidden>"
+            return record(number, hidden, .notTranslated, "Roost has no push notifications yet")
+        }
+        func flag() -> Bool? {
+            switch values.first?.lowercased() {
+            case "true": true
+            case "false": false
+            default: nil
+            }
+        }
+        switch lowered {
+        case "allowautoregistration", "allownewcollections":
+            guard let value = flag() else {
+                return record(number, line, .notTranslated, "expects true or false")
+            }
+            let key = lowered == "allowautoregistration" ? "allowAutoRegistration" : "allowNewCollections"
+            settings[key] = .bool(value)
+            record(number, line, .translated, "settings.\(key)")
+        case "cors":
+            for value in values {
+                // FatFractal took "https://host/" too.
+                let bare = value.hasSuffix("/") && value.contains("://") ? String(value.dropLast()) : value
+                guard let origin = AppDefinition.normalizedOrigin(bare) else {
+                    return record(number, line, .notTranslated, "'\(value.prefix(80))' is not an origin")
+                }
+                if !origins.contains(.string(origin)) { origins.append(.string(origin)) }
+            }
+            record(number, line, .translated, "cors.allowedOrigins")
+        case "etaggingenabled":
+            record(number, line, .notNeeded, "Roost always sends ETags and answers If-None-Match")
+        case "allownewobjecttypes", "allownewmembers":
+            record(number, line, .notNeeded, "Roost stores schemaless objects")
+        case "loglevel":
+            record(number, line, .notTranslated, "a server option: use roost serve --log-level")
+        case "pushisinactive":
+            record(number, line, .notTranslated, "Roost has no push notifications yet")
+        default:
+            record(number, line, .notTranslated, "Roost has no such setting")
+        }
+    }
+
+    /// `PERMIT create:… read:… write:… ON /Collection`.
+    private mutating func permit(_ words: [String], line: String, number: Int) {
+        guard let on = words.firstIndex(where: { $0.uppercased() == "ON" }), on + 1 < words.count,
+            let name = Self.collectionName(words[on + 1])
+        else { return record(number, line, .notTranslated, "expects PERMIT …:… ON /Collection") }
+        var rules = JSONObject()
+        for grant in words[1..<on] {
+            let parts = grant.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let rule = Self.rule(parts[1]) else {
+                return record(number, line, .notTranslated, "'\(grant.prefix(80))' has no Roost rule")
+            }
+            switch parts[0].lowercased() {
+            case "read": rules["read"] = .string(rule)
+            case "create": rules["create"] = .string(rule)
+            case "write":
+                rules["update"] = .string(rule)
+                rules["delete"] = .string(rule)
+            default:
+                return record(
+                    number, line, .notTranslated, "'\(parts[0].prefix(40))' is not read, create or write")
+            }
+        }
+        if name == AccountService.userCollection, rules["update"] == .string("public") {
+            return record(
+                number, line, .notTranslated,
+                "write:public on FFUser lets anyone change or delete every user; add it by hand only if you mean it"
+            )
+        }
+        var policy = collections[name]?.objectValue ?? JSONObject()
+        policy["rules"] = .object(rules)
+        collections[name] = .object(policy)
+        record(number, line, .translated, "collections.\(name).rules")
+    }
+
+    /// `CREATE OBJECTTYPE T (member type, …)`: Roost is schemaless; a `BYTEARRAY <mime>` member's
+    /// type is what its upload's `Content-Type` says.
+    private mutating func objectType(_ line: String, number: Int) {
+        if line.uppercased().contains("BYTEARRAY") || line.uppercased().contains("REFERENCE") {
+            record(
+                number, line, .notNeeded,
+                "Roost is schemaless: a blob member takes its type from the upload's Content-Type, a reference is {\"ffUrl\": …}"
+            )
+        } else {
+            record(number, line, .notNeeded, "Roost is schemaless: object types need no declaration")
+        }
+    }
+
+    static func collectionName(_ text: String) -> String? {
+        let name = text.hasPrefix("/") ? String(text.dropFirst()) : text
+        return ObjectService.isValidCollection(name) ? name : nil
+    }
+
+    static func rule(_ text: String) -> String? {
+        switch text.lowercased() {
+        case "public": "public"
+        case "none", "system": "none"
+        case "loggedin": "loggedIn"
+        case "creator", "owner": "createdBy eq @user.guid"
+        default: nil
+        }
+    }
+
+    /// The definition as indented JSON text.
+    public var definitionText: String {
+        var output = ""
+        Self.write(.object(definition), indent: "", into: &output)
+        return output + "\n"
+    }
+
+    private static func write(_ value: JSONValue, indent: String, into output: inout String) {
+        switch value {
+        case .object(let object) where !object.isEmpty:
+            output += "{\n"
+            for (index, member) in object.members.enumerated() {
+                output += indent + "  " + JSONWriter.string(.string(member.key)) + ": "
+                write(member.value, indent: indent + "  ", into: &output)
+                output += index == object.count - 1 ? "\n" : ",\n"
+            }
+            output += indent + "}"
+        default:
+            output += JSONWriter.string(value)
+        }
+    }
+}
