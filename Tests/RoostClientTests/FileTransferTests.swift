@@ -75,9 +75,11 @@ import Testing
         #expect(FileManager.default.contentsEqual(atPath: source, andPath: target.path))
 
         // Client and server share this process: both stream. Holding the file would cost 200 MiB.
+        // The whole process is measured, and the rest of the parallel suite runs in it too (alone
+        // this grows 21 to 57 MiB), so the bound only tells streaming from holding the file.
         let grown = max(sent.peak, received.peak) - before
         print("file transfer: resident memory grew by \(grown >> 20) MiB for \(Self.size >> 20) MiB each way")
-        #expect(grown < 64 << 20)
+        #expect(grown < 128 << 20)
     }
 
     @Test func aFileUploadQueuedOfflineIsSentFromTheQueuesCopy() async throws {
