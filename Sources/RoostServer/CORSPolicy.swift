@@ -14,8 +14,10 @@ struct CORSPolicy: Sendable {
     let definitions: AppDefinitionSource
 
     static let allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE"
+    // FatFractal's clients send Data-type and, with simulated cookies, X-Ff-Auth-*: a web app on
+    // a listed origin may use them (credentials are never allowed, so cookies stay same-origin).
     static let allowedHeaders =
-        "Authorization, X-Token, Content-Type, If-Match, If-None-Match, Idempotency-Key, Range, X-Request-Id, X-Requested-With"
+        "Authorization, X-Token, Content-Type, If-Match, If-None-Match, Idempotency-Key, Range, X-Request-Id, X-Requested-With, Data-type, X-Ff-Auth-Session-Id, X-Ff-Auth-User-Guid"
     static let exposedHeaders =
         "ETag, Location, Retry-After, Content-Range, X-Request-Id, Idempotent-Replayed"
     /// Seconds a browser may keep a preflight's answer (Chromium keeps it two hours at most).

@@ -8,7 +8,7 @@ import Testing
 @Suite struct CORSTests {
     static let app = "https://app.example.com"
     static let allowedHeaders =
-        "Authorization, X-Token, Content-Type, If-Match, If-None-Match, Idempotency-Key, Range, X-Request-Id, X-Requested-With"
+        "Authorization, X-Token, Content-Type, If-Match, If-None-Match, Idempotency-Key, Range, X-Request-Id, X-Requested-With, Data-type, X-Ff-Auth-Session-Id, X-Ff-Auth-User-Guid"
     static let exposed = "ETag, Location, Retry-After, Content-Range, X-Request-Id, Idempotent-Replayed"
 
     private func server(origins: [String] = [], definition: String? = nil) async throws -> TestServer {
