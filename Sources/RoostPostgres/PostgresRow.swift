@@ -1,7 +1,8 @@
 import CLibPQ
+import RoostStore
 
 /// A result row, valid only inside the mapping closure. Columns arrive in PostgreSQL's text form.
-public struct PostgresRow {
+public struct PostgresRow: DatabaseRow {
     let result: OpaquePointer
     let row: Int32
 

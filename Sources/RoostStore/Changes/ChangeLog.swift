@@ -97,3 +97,57 @@ public protocol ChangeLog: Sendable {
     /// must return at once. A hint only: readers still read the log for what is new.
     func observeCommits(_ observer: @escaping @Sendable () -> Void)
 }
+
+/// A row of a query result, as every driver reads one: what the change log's shared reading
+/// needs of SQLite's rows and PostgreSQL's.
+public protocol DatabaseRow {
+    func isNull(_ column: Int) -> Bool
+    func text(_ column: Int) -> String?
+    func integer(_ column: Int) -> Int64
+    func bytes(_ column: Int) -> [UInt8]
+}
+
+extension Row: DatabaseRow {
+    public func isNull(_ column: Int) -> Bool { isNull(Int32(column)) }
+    public func text(_ column: Int) -> String? { text(Int32(column)) }
+    public func integer(_ column: Int) -> Int64 { integer(Int32(column)) }
+    public func bytes(_ column: Int) -> [UInt8] { bytes(Int32(column)) }
+}
+
+/// Reads change-log rows up to a byte budget, in every driver alike.
+public struct ChangeReader {
+    /// The columns a read selects, in the order ``take(_:)`` reads them.
+    public static let columns =
+        "seq, collection, guid, operation, version, at, document, acl, previous_document, previous_acl"
+
+    private var budget: Int
+
+    /// A read that stops once the documents add up to `maxBytes` (the first always comes).
+    public init(maxBytes: Int) {
+        budget = maxBytes
+    }
+
+    /// The row's change; nil once the budget is spent, without reading the row's documents.
+    public mutating func take(_ row: some DatabaseRow) -> Change? {
+        guard budget > 0 else { return nil }
+        let change = Change(
+            sequence: row.integer(0), collection: row.text(1) ?? "", guid: row.text(2) ?? "",
+            operation: Change.Operation(rawValue: row.text(3) ?? "") ?? .update,
+            version: row.integer(4), at: row.integer(5),
+            document: row.isNull(6) ? nil : row.bytes(6), acl: row.isNull(7) ? nil : row.bytes(7),
+            previousDocument: row.isNull(8) ? nil : row.bytes(8),
+            previousACL: row.isNull(9) ? nil : row.bytes(9))
+        budget -= (change.document?.count ?? 0) + (change.previousDocument?.count ?? 0) + 64
+        return change
+    }
+}
+
+extension ChangeRetention {
+    /// The last sequence number a trim may delete, given the oldest entries beyond the newest
+    /// `entries` (sequence and time, ascending): the run of them older than the age. Nil when
+    /// none may go.
+    public func trimBoundary(oldest: [(sequence: Int64, at: Int64)], now: Int64) -> Int64? {
+        let cutoff = now - Int64(age.components.seconds) * 1000
+        return oldest.prefix(while: { $0.at < cutoff }).last?.sequence
+    }
+}

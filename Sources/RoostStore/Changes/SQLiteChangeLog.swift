@@ -48,26 +48,14 @@ public final class SQLiteChangeLog: ChangeLog {
 
     public func changes(after sequence: Int64, limit: Int, maxBytes: Int) async throws -> [Change] {
         try database.read { connection in
-            var budget = maxBytes
+            var reader = ChangeReader(maxBytes: maxBytes)
             // Rows past the budget are stepped over without reading their documents.
             return try connection.query(
                 """
-                SELECT seq, collection, guid, operation, version, at, document, acl, previous_document, previous_acl
-                FROM changes WHERE seq > \(sequence) ORDER BY seq LIMIT \(Int64(limit))
+                SELECT \(raw: ChangeReader.columns) FROM changes WHERE seq > \(sequence) ORDER BY seq
+                LIMIT \(Int64(limit))
                 """
-            ) { row -> Change? in
-                guard budget > 0 else { return nil }
-                let change = Change(
-                    sequence: row.integer(0), collection: row.text(1) ?? "", guid: row.text(2) ?? "",
-                    operation: Change.Operation(rawValue: row.text(3) ?? "") ?? .update,
-                    version: row.integer(4),
-                    at: row.integer(5), document: row.isNull(6) ? nil : row.bytes(6),
-                    acl: row.isNull(7) ? nil : row.bytes(7),
-                    previousDocument: row.isNull(8) ? nil : row.bytes(8),
-                    previousACL: row.isNull(9) ? nil : row.bytes(9))
-                budget -= (change.document?.count ?? 0) + (change.previousDocument?.count ?? 0) + 64
-                return change
-            }.compactMap { $0 }
+            ) { reader.take($0) }.compactMap { $0 }
         }
     }
 
@@ -83,7 +71,6 @@ public final class SQLiteChangeLog: ChangeLog {
 
     /// Deletes a prefix of the log, so that what stays is always everything after a position.
     public func trim(_ retention: ChangeRetention, now: Int64, batch: Int) async throws -> Int {
-        let cutoff = now - Int64(retention.age.components.seconds) * 1000
         let keep = Int64(retention.entries)
         return try await database.write { connection in
             guard let last = try connection.first("SELECT max(seq) FROM changes", { $0.integer(0) }) else {
@@ -91,8 +78,8 @@ public final class SQLiteChangeLog: ChangeLog {
             }
             let oldest = try connection.query(
                 "SELECT seq, at FROM changes WHERE seq <= \(last - keep) ORDER BY seq LIMIT \(Int64(batch))"
-            ) { ($0.integer(0), $0.integer(1)) }
-            guard let boundary = oldest.prefix(while: { $0.1 < cutoff }).last?.0 else { return 0 }
+            ) { (sequence: $0.integer(0), at: $0.integer(1)) }
+            guard let boundary = retention.trimBoundary(oldest: oldest, now: now) else { return 0 }
             return try connection.run("DELETE FROM changes WHERE seq <= \(boundary)")
         }
     }
