@@ -36,6 +36,7 @@ struct ChangeFollower<Model: RoostModel>: Sendable {
     private mutating func follow() async throws {
         let owner = await client.credentialOwner
         var failures = 0
+        var retriedAfterAuthorizationEnded = false
         while !Task.isCancelled {
             guard await client.credentialOwner == owner else { throw RoostError.sessionChanged }
             var request = TransportRequest(
@@ -55,9 +56,9 @@ struct ChangeFollower<Model: RoostModel>: Sendable {
             }
             switch ending {
             case .consumerGone: return
-            case .authorizationEnded where failures == 0:
-                // Straight back: the server's refusal says what ended it.
-                failures += 1
+            case .authorizationEnded where !retriedAfterAuthorizationEnded:
+                // Straight back, once: the server's refusal says what ended it.
+                retriedAfterAuthorizationEnded = true
             case .dropped, .bufferFull, .authorizationEnded:
                 failures += 1
                 try await pause(failures)
