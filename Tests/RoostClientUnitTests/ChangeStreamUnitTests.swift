@@ -102,6 +102,33 @@ import Testing
         #expect(transport.requests.map { $0.headers["Last-Event-ID"] } == [nil, "2", "4"])
     }
 
+    @Test func theLoginHandlerLogsTheSameUserBackInAndTheStreamGoesOn() async throws {
+        let transport = ScriptedTransport([
+            errorJSON(401, "invalid_token"),
+            ScriptedTransport.json(200, #"{"user":{"guid":"u1","userName":"al"},"token":"fresh"}"#),
+            Self.stream("id: 4\nevent: create\ndata: \(objectJSON("n1", #""text":"a""#))\n\n"),
+            errorJSON(403, "forbidden"),
+        ])
+        let client = try client(transport)
+        await client.setLoginHandler { _ in (try? await client.login(userName: "al", password: "pw")) != nil }
+        var texts: [String] = []
+        do {
+            for try await change in client.changes(of: Note.self) { texts.append(change.object?.text ?? "?") }
+        } catch let error as RoostError {
+            #expect(error.code == "forbidden")
+        }
+        #expect(texts == ["a"])
+        let requests = transport.requests
+        #expect(
+            requests.map(\.path) == [
+                "/ff/events?collection=Note", "/ff/login", "/ff/events?collection=Note",
+                "/ff/events?collection=Note",
+            ])
+        #expect(requests[0].headers["Authorization"] == "Bearer secret")
+        #expect(requests[2].headers["Authorization"] == "Bearer fresh")
+        #expect(requests[3].headers["Last-Event-ID"] == "4")
+    }
+
     @Test func aQueryIsSentEscapedAndAnUndecodableObjectIsNamed() async throws {
         let transport = ScriptedTransport([
             Self.stream("id: 3\nevent: create\ndata: \(objectJSON("odd", #""text":5"#))\n\n")
