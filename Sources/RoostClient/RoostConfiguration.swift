@@ -29,7 +29,7 @@ public struct RoostConfiguration: Sendable {
     public var offlineQueries = OfflineQueryPolicy.answerFromCachedObjects
     /// What a queued update does when the same field was changed elsewhere since it was read.
     public var conflictPolicy = ConflictPolicy.serverWins
-    /// How long a change stream (``Roost/changes(of:after:)``) first waits before reconnecting
+    /// How long a change stream (``Roost/changes(of:after:)-(Model.Type,_)``) first waits before reconnecting
     /// after a drop; the wait doubles with each failed attempt, with jitter.
     public var reconnectDelay: Duration = .milliseconds(500)
     /// The longest a change stream waits between reconnection attempts.
