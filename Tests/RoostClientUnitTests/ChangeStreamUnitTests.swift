@@ -129,6 +129,28 @@ import Testing
         #expect(requests[3].headers["Last-Event-ID"] == "4")
     }
 
+    @Test func aLoginHandlerThatLogsNobodyInIsAskedOnce() async throws {
+        let transport = ScriptedTransport([
+            errorJSON(401, "login_required"), errorJSON(401, "login_required"),
+        ])
+        let client = try makeUnitClient(transport) { $0.reconnectDelay = .milliseconds(1) }
+        let asked = Guarded(0)
+        await client.setLoginHandler { _ in
+            asked.withLock { $0 += 1 }
+            return true
+        }
+        do {
+            for try await _ in client.changes(of: Note.self) { Issue.record("a change came from a refusal") }
+            Issue.record("the stream ended without the refusal")
+        } catch let error as RoostError {
+            #expect(error.status == 401)
+            #expect(error.code == "login_required")
+        }
+        #expect(asked.withLock { $0 } == 1)
+        #expect(transport.requests.count == 2)
+        #expect(transport.requests.allSatisfy { $0.headers["Authorization"] == nil })
+    }
+
     @Test func aQueryIsSentEscapedAndAnUndecodableObjectIsNamed() async throws {
         let transport = ScriptedTransport([
             Self.stream("id: 3\nevent: create\ndata: \(objectJSON("odd", #""text":5"#))\n\n")

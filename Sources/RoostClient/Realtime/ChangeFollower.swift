@@ -34,21 +34,34 @@ struct ChangeFollower<Model: RoostModel>: Sendable {
     }
 
     private mutating func follow() async throws {
-        let owner = await client.credentialOwner
+        var owner = await client.credentialOwner
         var failures = 0
         var retriedAfterAuthorizationEnded = false
+        var askedForLogin = false
         while !Task.isCancelled {
-            guard await client.credentialOwner == owner else { throw RoostError.sessionChanged }
+            let current = await client.credentialOwner
+            if current != owner {
+                // A stream opened anonymously follows whoever logs in; a user's stream ends
+                // with that user's session.
+                guard owner == nil else { throw RoostError.sessionChanged }
+                owner = current
+            }
             var request = TransportRequest(
                 method: "GET", path: subscription.path, headers: ["Accept": "text/event-stream"])
             if let position { request.headers["Last-Event-ID"] = String(position) }
             let ending: Ending
             do {
                 let stream = try await client.openStream(request)
+                askedForLogin = false
                 ending = try await read(stream, failures: &failures)
             } catch let error as RoostError {
                 if Task.isCancelled { return }
-                if error.needsLogin, await client.loginAgain(after: error) { continue }
+                // Asked once per refusal, as for any request: a handler that logs nobody in
+                // must not make a loop.
+                if error.needsLogin, !askedForLogin, await client.loginAgain(after: error) {
+                    askedForLogin = true
+                    continue
+                }
                 guard error.isTransient else { throw error }
                 failures += 1
                 try await pause(failures)
