@@ -153,6 +153,22 @@ import Testing
         #expect(await server.openEventStreams(becomes: 0))
     }
 
+    @Test func anExpiredTokenEndsTheStreamWithInvalidToken() async throws {
+        let clock = HandMovedClock()
+        let server = try await makeExpiringServer(clock: clock)
+        let alice = try makeClient(port: server.port)
+        _ = try await alice.register(userName: "alice", password: "correct horse")
+        let recorder = ChangeRecorder<Note>()
+        _ = recorder.record(alice.changes(of: Note.self))
+        #expect(await server.openEventStreams(becomes: 1))
+        clock.advance(seconds: 61)
+        let error = await recorder.waitForEnd()
+        #expect(error?.status == 401)
+        #expect(error?.code == "invalid_token")
+        #expect(await !alice.isLoggedIn)
+        #expect(await server.openEventStreams(becomes: 0))
+    }
+
     @Test func loggingOutEndsTheStreamWithLoginRequired() async throws {
         let server = try await makeServer()
         let alice = try makeClient(port: server.port)
