@@ -98,12 +98,7 @@ public actor Roost {
         case .none: sentCredential = credential
         case .some(let guid): sentCredential = guid == nil ? nil : credential
         }
-        if let sentCredential {
-            switch configuration.tokenHeader {
-            case .authorizationBearer: request.headers["Authorization"] = "Bearer \(sentCredential.token)"
-            case .xToken: request.headers["X-Token"] = sentCredential.token
-            }
-        }
+        if let sentCredential { addToken(sentCredential, to: &request) }
         let response: TransportResponse
         switch transfer {
         case nil: response = try await transport.send(request)
@@ -119,6 +114,13 @@ public actor Roost {
             forgetCredential()
         }
         return response
+    }
+
+    func addToken(_ credential: Credential, to request: inout TransportRequest) {
+        switch configuration.tokenHeader {
+        case .authorizationBearer: request.headers["Authorization"] = "Bearer \(credential.token)"
+        case .xToken: request.headers["X-Token"] = credential.token
+        }
     }
 
     /// Sends a request and turns an error status into a thrown ``RoostError``; a 401 goes through

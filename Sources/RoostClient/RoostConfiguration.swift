@@ -29,6 +29,15 @@ public struct RoostConfiguration: Sendable {
     public var offlineQueries = OfflineQueryPolicy.answerFromCachedObjects
     /// What a queued update does when the same field was changed elsewhere since it was read.
     public var conflictPolicy = ConflictPolicy.serverWins
+    /// How long a change stream (``Roost/changes(of:after:)-(Model.Type,_)``) first waits before reconnecting
+    /// after a drop; the wait doubles with each failed attempt, with jitter.
+    public var reconnectDelay: Duration = .milliseconds(500)
+    /// The longest a change stream waits between reconnection attempts.
+    public var maxReconnectDelay: Duration = .seconds(30)
+    /// The most changes a change stream holds for a loop that has not read them yet. When it is
+    /// full the stream disconnects and later resumes from the last change it held, so a slow
+    /// loop costs bounded memory and loses nothing.
+    public var changeBufferLimit = 1000
     /// Whether queued writes are sent in the background as soon as the client exists; tests and
     /// command-line tools may prefer to call ``Roost/flush()`` themselves.
     public var deliversInBackground = true

@@ -22,7 +22,8 @@ struct Micropost: RoostModel {
 /// no background delivery (tests call `flush()`).
 func makeClient(
     port: Int, storage: String = TestServer.makeTemporaryDirectory(), transport: (any Transport)? = nil,
-    credentials: (any CredentialStore)? = nil, background: Bool = false, cacheLimit: Int = 1 << 20
+    credentials: (any CredentialStore)? = nil, background: Bool = false, cacheLimit: Int = 1 << 20,
+    configure: (inout RoostConfiguration) -> Void = { _ in }
 ) throws -> Roost {
     let url = URL(string: "http://127.0.0.1:\(port)")!
     var configuration = RoostConfiguration(
@@ -33,6 +34,7 @@ func makeClient(
     configuration.offlineRetryInterval = .milliseconds(100)
     configuration.deliversInBackground = background
     configuration.cacheLimit = cacheLimit
+    configure(&configuration)
     return try Roost(configuration: configuration)
 }
 

@@ -3,6 +3,7 @@ import RoostCore
 import RoostServer
 import RoostStore
 import RoostTestSupport
+import Synchronization
 
 // Kept apart from the client fixtures: RoostCore and RoostClient both name a type RoostError.
 
@@ -30,4 +31,23 @@ func makeServer(
 func forgetIdempotencyKeys(of server: TestServer) async throws {
     let database = try SQLiteDatabase(path: server.dataDirectory + "/roost.sqlite", migrations: [])
     _ = try await database.write { try $0.run("DELETE FROM idempotency_keys") }
+}
+
+/// The server's clock, moved by hand: a token expires when the test says.
+final class HandMovedClock: RoostCore.Clock {
+    private let now = Atomic<Int64>(1_790_000_000_000)
+    func nowMilliseconds() -> Int64 { now.load(ordering: .relaxed) }
+    func advance(seconds: Int64) { now.add(seconds * 1000, ordering: .relaxed) }
+}
+
+/// A server on `clock` whose tokens last a minute and whose streams check them every 100 ms.
+func makeExpiringServer(clock: HandMovedClock) async throws -> TestServer {
+    let definition = try AppDefinition.parse(Array(openDefinition.utf8))
+    return try await TestServer { configuration in
+        configuration.appDefinition = definition
+        configuration.passwordHasher = PasswordHasher.cheapForTests()
+        configuration.clock = clock
+        configuration.tokenLifetime = 60
+        configuration.events.heartbeat = .milliseconds(100)
+    }
 }

@@ -57,6 +57,10 @@ public protocol Transport: Sendable {
     /// Sends `request`, writing a 2xx answer's body to `file`, reporting progress.
     func download(_ request: TransportRequest, toFile file: URL, progress: ProgressHandler?) async throws
         -> TransportResponse
+
+    /// Sends `request` and returns the answer's body as it arrives (the realtime event stream);
+    /// ending the body's iteration closes the connection.
+    func stream(_ request: TransportRequest) async throws -> TransportStream
 }
 
 /// ``Transport`` over URLSession, without URLSession's own cache (the SDK keeps its own).
@@ -64,7 +68,7 @@ public struct URLSessionTransport: Transport {
     /// The server requests go to.
     public let serverURL: URL
     private let session: URLSession
-    private let configuration: URLSessionConfiguration
+    let configuration: URLSessionConfiguration
 
     /// A transport to `serverURL` whose requests give up after `timeout` seconds.
     public init(serverURL: URL, timeout: TimeInterval = 30) {

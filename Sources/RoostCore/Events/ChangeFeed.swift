@@ -156,14 +156,16 @@ public final class ChangeFeed: Sendable {
         let bound = try subscriptions.map { try BoundSubscription($0, access: access) }
         let window = try await log.window()
         var position = window.last
-        var opening = Array("retry: 3000\n: subscribed\n\n".utf8)
+        var reset: [UInt8] = []
         if let resumeAfter {
             if window.canResume(after: resumeAfter) {
                 position = resumeAfter
             } else {
-                opening += EventFormat.reset(last: window.last, window: window)
+                reset = EventFormat.reset(last: window.last, window: window)
             }
         }
+        // The id tells a client where it starts, so a cut before its first event loses nothing.
+        let opening = Array("retry: 3000\nid: \(position)\n: subscribed\n\n".utf8) + reset
         guard sink.send(opening, farewell: []) else { return }
         let owner = caller.map { "user " + $0.userGuid } ?? "address " + client
         let id = try state.withLock { state throws(RoostError) -> Int in
