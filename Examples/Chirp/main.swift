@@ -19,6 +19,7 @@ let usage = """
       whoami                    who the stored token belongs to, checked with the server
       post TEXT [--count N]     post (N posts "TEXT 1".."TEXT N"); queued while the server is down
       feed [--count N]          the latest N posts (default 20) with their authors
+           [--follow MAX]       then new posts as they arrive, live (stop after MAX; 0: until ^C)
       pending                   how many posts wait in the queue
       flush                     send queued posts now
       logout                    revoke the token and forget it
@@ -60,8 +61,22 @@ await runExample(usage: usage) {
         let count = Int(command.options["count"] ?? "20") ?? 20
         let posts = try await client.query(Micropost.self).sorted(by: "createdAt", descending: true)
             .inlining(depth: 1).page(count: count)
+        // Unbuffered, so these come before the live posts whatever stdout is.
         for post in posts {
-            print("@\(post.user.object?.userName ?? "?"): \(post.text)")
+            FileHandle.standardOutput.write(
+                Data("@\(post.user.object?.userName ?? "?"): \(post.text)\n".utf8))
+        }
+        guard let follow = command.options["follow"].flatMap(Int.init) else { break }
+        // Realtime: the server pushes each new post; the stream reconnects by itself and resumes
+        // where it stopped, so a flaky network loses none.
+        var shown = 0
+        for try await change in client.changes(of: Micropost.self) {
+            guard case .created(let post) = change.kind else { continue }
+            let author = try await client.query(Micropost.self).where("guid", .eq, QueryValue(post.guid))
+                .inlining(depth: 1).page(count: 1).first?.user.object?.userName
+            FileHandle.standardOutput.write(Data("@\(author ?? "?"): \(post.value.text)\n".utf8))
+            shown += 1
+            if follow > 0 && shown >= follow { break }
         }
     case "pending":
         print("\(await client.pendingOperations.count) pending")

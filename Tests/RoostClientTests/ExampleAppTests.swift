@@ -67,6 +67,30 @@ import Testing
         #expect(refused.errorOutput.contains("log in first"))
     }
 
+    /// `Chirp feed --follow` prints posts as they are made, pushed by the server's realtime feed.
+    @Test func chirpFollowsTheFeedLive() async throws {
+        let server = try await makeServer()
+        let chirp = App(name: "Chirp", port: server.port)
+        _ = try await chirp.lines("register", "carol", input: "correct horse\n")
+        _ = try await chirp.lines("post", "before")
+        let output = try ChildProcess.makePipe()
+        let follower = try ChildProcess(
+            try RoostProcess.productPath("Chirp"),
+            ["--server", "http://127.0.0.1:\(server.port)", "--state", chirp.state, "feed", "--follow", "2"],
+            output: output.write)
+        close(output.write)
+        let subscribed = try await eventually {
+            let metrics = try await server.client.send("GET", "/metrics").text
+            return metrics.contains("roost_event_streams 1") || !follower.isRunning
+        }
+        #expect(subscribed)
+        _ = try await chirp.lines("post", "live", "--count", "2")
+        #expect(try await follower.exit() == 0)
+        let printed = String(decoding: readAll(output.read), as: UTF8.self).split(separator: "\n").map(
+            String.init)
+        #expect(printed == ["@carol: before", "@carol: live 1", "@carol: live 2"])
+    }
+
     /// Kills the client in the middle of delivering its queue, then lets a new process finish:
     /// every post lands exactly once.
     @Test func chirpKilledMidFlushLosesAndRepeatsNothing() async throws {
