@@ -154,11 +154,13 @@ def run_server(kind, binary, count, rate, args):
         result["target rate"] = rate
         subs.collect()
         cpu = cpu_seconds(proc.pid)
+        client_cpu = sum(cpu_seconds(p.pid) for p in subs.procs)
         writer = Writer(port, path, headers, id_field, rate, args.duration, proc.pid)
         writer.start()
         writer.join()
         time.sleep(args.drain)
         result["load cpu"] = (cpu_seconds(proc.pid) - cpu) / (writer.elapsed + args.drain)
+        result["client cpu"] = (sum(cpu_seconds(p.pid) for p in subs.procs) - client_cpu) / (writer.elapsed + args.drain)
         result["rss load"] = max(writer.peak_rss, rss_mib(proc.pid))
         result["rate"] = len(writer.acks) / writer.elapsed
         result["write errors"] = writer.errors
@@ -204,8 +206,8 @@ def verdict(ok):
 def write_section(results, counts, args, pb_version):
     rows = ["| subscribers | server | open all (s) | RSS before → idle (MiB) | RSS per idle stream (KiB) | CPU idle | "
             "writes/s (target) | delivery p50 / p99 ms (from ack) | p99 from send ms | delivered / expected | lost | "
-            "RSS under load (MiB) | CPU under load |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "RSS under load (MiB) | CPU under load | subscribers' CPU |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     reconnect = ["| subscribers | server | writes | dropped subscribers: delivered / expected | lost | duplicates | "
                  "others: lost |", "|---|---|---|---|---|---|---|"]
     targets = []
@@ -217,7 +219,7 @@ def write_section(results, counts, args, pb_version):
                         f"{r['per stream KiB']:.1f} | {r['idle cpu'] * 100:.1f}% | {r['rate']:.1f} ({r['target rate']:g}) | "
                         f"{load['p50']:.2f} / {load['p99']:.2f} | {load['send p99']:.2f} | "
                         f"{load['delivered']} / {load['expected']} | {load['lost']} | {r['rss load']:.1f} | "
-                        f"{r['load cpu'] * 100:.0f}% |")
+                        f"{r['load cpu'] * 100:.0f}% | {r['client cpu'] * 100:.0f}% |")
             d, k = r["reconnect dropped"], r["reconnect kept"]
             reconnect.append(f"| {count} | {name} | {r['reconnect writes']} | {d['delivered']} / {d['expected']} | "
                              f"{d['lost']} | {d['duplicates']} | {k['lost']} |")
@@ -257,7 +259,9 @@ delivery; "from send" counts from the moment the create was sent. Lost = every a
 to every subscriber, minus what arrived ({args.drain:g} s after the last write). RSS is VmRSS: before the
 streams open (after a few warm-up writes) and after they have sat idle for 2 + {args.idle:g} s; RSS per
 idle stream = the difference ÷ N; "under load" is the highest VmRSS sampled during the writes. CPU is
-the server's utime + stime from `/proc/PID/stat` per wall-clock second (100% = one core).
+the server's utime + stime from `/proc/PID/stat` per wall-clock second (100% = one core); the
+subscribers' CPU is the same for the two Python processes that read the streams (near 200%, they
+are the bottleneck and the latencies include their queueing).
 
 {chr(10).join(rows)}
 

@@ -124,6 +124,8 @@ def worker(pipe, kind, port):
     while True:
         for key, _ in sel.select(timeout=0.5):
             s = key.data
+            if s is not None and streams.get(s.index) is not s:
+                continue    # dropped by a command handled earlier in this round
             if s is None:
                 command = pipe.recv()
                 op = command[0]
