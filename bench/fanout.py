@@ -186,17 +186,24 @@ def run_server(kind, binary, count, rate, args):
         result["unexpected"] += unexpected
         result["peak rss"] = bench.peak_rss_mib(proc.pid)
     finally:
-        if subs:
-            subs.close()
-        if proc and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            if subs:
+                subs.close()
+        finally:
+            stop(proc)
+            shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(result, indent=1, default=str), file=sys.stderr, flush=True)
     return result
+
+
+def stop(proc):
+    """SIGTERM, then SIGKILL if the server has not ended in 30 s."""
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def sweep(binary, count, rates, args):
@@ -228,12 +235,12 @@ def sweep(binary, count, rates, args):
             rows.append(f"| {rate:g} | {everything['p50']:.2f} / {everything['p99']:.2f} | "
                         f"{last_third['p50']:.2f} / {last_third['p99']:.2f} | {everything['lost']} | {cpu * 100:.0f}% |")
     finally:
-        if subs:
-            subs.close()
-        if proc and proc.poll() is None:
-            proc.terminate()
-            proc.wait(30)
-        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            if subs:
+                subs.close()
+        finally:
+            stop(proc)
+            shutil.rmtree(tmp, ignore_errors=True)
     return rows
 
 
