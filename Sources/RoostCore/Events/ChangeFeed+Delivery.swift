@@ -16,6 +16,9 @@ extension ChangeFeed {
     private struct Round {
         let stream: Stream
         let access: Access
+        /// Streams with the same viewer key get the same event for a change: the same caller
+        /// (user, flags, groups) with the same subscriptions.
+        let viewer: String
         var outcome: Outcome
         var takesMore = true
         var open = true
@@ -37,12 +40,16 @@ extension ChangeFeed {
             rounds.append(
                 Round(
                     stream: stream, access: Access(caller: stream.caller, definition: definition),
+                    viewer: Self.viewerKey(stream),
                     outcome: Outcome(
                         id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false
                     )))
         }
         for change in batch {
             var parsed: (before: JSONObject?, after: JSONObject?)?
+            // Deciding and encoding an event is done once per viewer, not once per stream:
+            // a thousand anonymous subscribers of a collection cost one.
+            var encoded: [String: [UInt8]?] = [:]
             for index in rounds.indices
             where rounds[index].takesMore && change.sequence > rounds[index].stream.position {
                 let stream = rounds[index].stream
@@ -68,10 +75,21 @@ extension ChangeFeed {
                 guard stream.subscriptions.contains(where: { $0.collection == change.collection }) else {
                     continue
                 }
-                let objects = parsed ?? ParsedChange.evaluables(of: change)
-                parsed = objects
-                guard let event = event(for: change, stream, rounds[index].access, objects) else { continue }
-                let bytes = EventFormat.event(id: change.sequence, type: event.type, data: event.data)
+                let viewer = rounds[index].viewer
+                let bytes: [UInt8]
+                if let known = encoded[viewer] {
+                    guard let known else { continue }
+                    bytes = known
+                } else {
+                    let objects = parsed ?? ParsedChange.evaluables(of: change)
+                    parsed = objects
+                    let event = event(for: change, stream, rounds[index].access, objects).map {
+                        EventFormat.event(id: change.sequence, type: $0.type, data: $0.data)
+                    }
+                    encoded[viewer] = .some(event)
+                    guard let event else { continue }
+                    bytes = event
+                }
                 guard stream.sink.send(bytes, farewell: EventFormat.farewell(rounds[index].outcome.delivered))
                 else {
                     rounds[index].takesMore = false
@@ -82,6 +100,15 @@ extension ChangeFeed {
             }
         }
         return rounds.filter(\.open).map(\.outcome)
+    }
+
+    /// What decides a stream's events besides the change: its caller and its subscriptions.
+    static func viewerKey(_ stream: Stream) -> String {
+        let caller = stream.caller.map { caller in
+            [caller.userGuid, caller.isAdmin ? "admin" : "", caller.groups.sorted().joined(separator: ",")]
+                .joined(separator: "\u{1E}")
+        }
+        return ([caller ?? "anonymous"] + stream.subscriptions.map(\.key)).joined(separator: "\u{1D}")
     }
 
     /// The event a stream gets for a change: whether its caller saw the object through one of

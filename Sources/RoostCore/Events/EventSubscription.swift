@@ -33,6 +33,8 @@ public struct EventSubscription: Sendable, Equatable {
 struct BoundSubscription: Sendable {
     let collection: String
     let guid: String?
+    /// The subscription as asked for: equal keys (with equal callers) see equal events.
+    let key: String
     /// The query, with owner-only fields limited to the caller's own objects as lists do.
     let filter: QueryExpression?
 
@@ -43,6 +45,8 @@ struct BoundSubscription: Sendable {
         }
         collection = subscription.collection
         guid = subscription.guid
+        key = [subscription.collection, subscription.guid ?? "", subscription.query ?? ""].joined(
+            separator: "\u{1F}")
         guard let text = subscription.query else {
             filter = nil
             return
