@@ -8,13 +8,13 @@ import Synchronization
 /// Sequence numbers follow commit order, which a PostgreSQL sequence does not promise (a write
 /// that drew 10 can commit after one that drew 11, and a reader between the two would skip 10
 /// for good). So the number comes from one counter row, updated by the trigger: a writer holds
-/// its lock until it commits, and the next writer draws after that commit. Object writes across
-/// all instances therefore commit their log entries one at a time; each holds the row only from
-/// its trigger to its commit.
+/// its lock until it commits, and the next writer draws after that commit. The triggers are
+/// deferred constraint triggers, which run at COMMIT: a writer holds the row only while the
+/// server commits, never across a round trip to the client. Object writes across all instances
+/// still commit their log entries one at a time.
 ///
-/// PostgreSQL fires triggers of one event in the order of their names: `change_log_objects`
-/// comes before `deactivation_revokes_tokens`, so a user's deactivation is logged before the
-/// revocations it causes, as SQLite logs them.
+/// Deferred trigger events run at COMMIT in the order their rows changed: a user's deactivation
+/// is logged before the revocations its own trigger then makes, as SQLite logs them.
 ///
 /// Commits are announced with `NOTIFY roost_changes` (sent by PostgreSQL at commit, once per
 /// transaction); ``PostgresListener`` hears them on every instance, and re-checks every second
@@ -69,10 +69,10 @@ public final class PostgresChangeLog: ChangeLog {
                     RETURN NULL;
                 END
                 $roost$;
-                CREATE TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
-                FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                CREATE TRIGGER change_log_tokens AFTER DELETE ON tokens
-                FOR EACH ROW EXECUTE FUNCTION roost_log_change();
+                CREATE CONSTRAINT TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
+                CREATE CONSTRAINT TRIGGER change_log_tokens AFTER DELETE ON tokens
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
                 """)
     ]
 
