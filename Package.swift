@@ -77,6 +77,9 @@ let package = Package(
         .executableTarget(
             name: "WouldYa", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/WouldYa"),
         .executableTarget(
+            name: "TransferProbe", dependencies: ["RoostClient", "ExampleSupport"],
+            path: "Examples/TransferProbe"),
+        .executableTarget(
             name: "Acronyms", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/Acronyms"),
         .executableTarget(
             name: "Tokens", dependencies: ["RoostClient", "ExampleSupport"], path: "Examples/Tokens"),
