@@ -251,7 +251,8 @@ func labels<Model>(_ changes: [ObjectChange<Model>], _ name: KeyPath<Model, Stri
 extension TestServer {
     /// Whether /metrics' `roost_event_streams` comes to `count` (within 10 s).
     func openEventStreams(becomes count: Int) async -> Bool {
-        await eventually {
+        // Generous: on a machine busy with the whole parallel suite a stream can take seconds to open.
+        await eventually(within: 30) {
             guard let metrics = try? await client.send("GET", "/metrics").text else { return false }
             return metrics.split(separator: "\n").contains("roost_event_streams \(count)")
         }

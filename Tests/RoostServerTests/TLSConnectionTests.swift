@@ -139,7 +139,8 @@ struct TLSConnectionTests {
         let held = try [RawConnection(port: server.port), RawConnection(port: server.port)]
         // The third is closed at once, without a byte: a plaintext 503 would be garbage to TLS.
         let third = try RawConnection(port: server.port)
-        #expect(await third.closed(within: 10))
+        // Closed at once; the bound is for a machine busy with the whole parallel suite.
+        #expect(await third.closed(within: 30))
         #expect(throws: (any Error).self) { try third.readResponse() }
         let refused = try await pythonTLS("get", port, authority.certificate, "localhost", "/health")
         #expect(refused["error"] != nil)
