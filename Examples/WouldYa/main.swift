@@ -23,6 +23,7 @@ let usage = """
       choose WINNER LOSER --user N  record a choice by guid; logs in as N first if needed
                                     (password on standard input)
       photo GUID FILE               save a celebrity's photo (the imageData blob) to FILE
+      watch MAX                     choices as players make them, live (stop after MAX; 0: until ^C)
       register NAME                 create an account (password on standard input)
     """
 
@@ -79,6 +80,18 @@ await runExample(usage: usage) {
         let data = try await client.download(member: "imageData", of: celebrity)
         try data.write(to: file)
         print("saved \(data.count) bytes of \(celebrity.name)'s photo")
+    case "watch":
+        let limit = Int(try command.argument(0, "how many choices to show (0: until interrupted)")) ?? 0
+        var shown = 0
+        // Realtime: the server pushes each new choice; the stream reconnects and resumes by itself.
+        for try await change in client.changes(of: Choice.self) {
+            guard case .created(let choice) = change.kind else { continue }
+            let winner = try await client.fetch(Celebrity.self, guid: choice.value.winner.guid)
+            let loser = try await client.fetch(Celebrity.self, guid: choice.value.loser.guid)
+            FileHandle.standardOutput.write(Data("\(winner.name) over \(loser.name)\n".utf8))
+            shown += 1
+            if limit > 0 && shown >= limit { break }
+        }
     case "register":
         let user = try await client.register(
             userName: try command.argument(0, "a user name"), password: readPassword())

@@ -79,7 +79,7 @@ import Testing
             ["--server", "http://127.0.0.1:\(server.port)", "--state", chirp.state, "feed", "--follow", "2"],
             output: output.write)
         close(output.write)
-        let subscribed = try await eventually {
+        let subscribed = try await eventually(within: 30) {
             let metrics = try await server.client.send("GET", "/metrics").text
             return metrics.contains("roost_event_streams 1") || !follower.isRunning
         }
@@ -164,6 +164,24 @@ import Testing
         #expect(
             (choices.first?["winner"] as? [String: Any])?["ffUrl"] as? String
                 == "/ff/resources/Celebrity/celebrity-1")
+
+        // Another player's choice shows live on a screen that watches.
+        let output = try ChildProcess.makePipe()
+        let watcher = try ChildProcess(
+            try RoostProcess.productPath("WouldYa"),
+            ["--server", "http://127.0.0.1:\(server.port)", "--state", game.state, "watch", "1"],
+            output: output.write)
+        close(output.write)
+        let subscribed = try await eventually(within: 30) {
+            let metrics = try await server.client.send("GET", "/metrics").text
+            return metrics.contains("roost_event_streams 1") || !watcher.isRunning
+        }
+        #expect(subscribed)
+        _ = try await game.lines(
+            "choose", "celebrity-2", "celebrity-1", "--user", "carol", input: "correct horse\n")
+        #expect(try await watcher.exit() == 0)
+        let shown = String(decoding: readAll(output.read), as: UTF8.self)
+        #expect(shown == "Grace Hopper over Ada Lovelace\n")
     }
 
     @Test func acronymsListForAnyoneAndAddAfterABasicLogin() async throws {
