@@ -1,0 +1,32 @@
+import CLibEvent
+
+// Final answers: a protocol error, or a refusal that closes the connection without reading the
+// rest of the request.
+extension Connection {
+    func sendError(_ error: HTTPProtocolError, retryAfter: Int? = nil) {
+        var response = loop.server.configuration.errorBody(error)
+        response.headers.set("Connection", "close")
+        if let retryAfter { response.headers.set("Retry-After", String(retryAfter)) }
+        sendFinal(
+            response,
+            request: Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress))
+    }
+
+    /// Answers and closes without reading further: a body still on its way is never stored.
+    func sendFinal(_ response: Response, request: Request) {
+        guard bev != nil, !closeAfterWrite else { return }
+        bodySink?.discard()
+        bodySink = nil
+        releaseUploadSlot()
+        releaseHeldBytes()
+        let bytes = serialize(response, omitBody: false, keepAlive: false)
+        write(bytes)
+        closeAfterWrite = true
+        lingerAfterWrite = true
+        // `write` closes the connection when the socket failed.
+        if let bev { bufferevent_disable(bev, roost_ev_read()) }
+        drainedIfFlushed()
+        loop.server.observe(
+            request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
+    }
+}
