@@ -173,18 +173,18 @@ final class EventLoop: @unchecked Sendable {
             close(fd)
             return
         }
-        if server.metrics.openConnections >= server.connectionLimit {
+        guard server.metrics.admitConnection(limit: server.connectionLimit) else {
             server.refuseConnection(fd)
             return
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         guard let connection = Connection(fd: fd, remoteAddress: Self.describe(address), loop: self) else {
+            server.metrics.connectionClosed()
             close(fd)
             return
         }
         connections[ObjectIdentifier(connection)] = connection
-        server.metrics.connectionOpened()
     }
 
     func remove(_ connection: Connection) {

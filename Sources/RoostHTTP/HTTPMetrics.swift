@@ -41,9 +41,20 @@ public final class HTTPMetrics: Sendable {
     /// Connections open right now.
     public var openConnections: Int { connections.load(ordering: .relaxed) }
 
-    func connectionOpened() {
-        connections.add(1, ordering: .relaxed)
-        connectionsTotal.add(1, ordering: .relaxed)
+    /// Counts a new connection unless `limit` are open. Several loops accept at once, so the check
+    /// and the count are one atomic step: a check followed by an add could admit one over the limit.
+    func admitConnection(limit: Int) -> Bool {
+        var current = connections.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, actual) = connections.weakCompareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged {
+                connectionsTotal.add(1, ordering: .relaxed)
+                return true
+            }
+            current = actual
+        }
+        return false
     }
 
     func connectionClosed() { connections.subtract(1, ordering: .relaxed) }
