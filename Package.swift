@@ -53,6 +53,8 @@ let package = Package(
         // Pure Swift layers, bottom up.
         .target(name: "RoostJSON"),
         .target(name: "RoostQuery"),
+        // The frames between the server and its script worker processes.
+        .target(name: "RoostScriptProtocol", dependencies: ["RoostJSON"]),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent", "COpenSSL"]),
         .target(name: "RoostStore", dependencies: ["CSQLite", "CRoostSystem", "RoostJSON", "RoostQuery"]),
         // The PostgreSQL backend: a libpq driver and the stores on it.
@@ -60,8 +62,13 @@ let package = Package(
         .target(
             name: "RoostCore",
             dependencies: ["RoostStore", "RoostQuery", "RoostJSON", "CSodium", "CRoostSystem"]),
+        // Server-side JavaScript: a pool of worker processes and what the server does for them.
         .target(
-            name: "RoostServer", dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres"]),
+            name: "RoostScripts",
+            dependencies: ["RoostCore", "RoostJSON", "RoostScriptProtocol", "CRoostSystem"]),
+        .target(
+            name: "RoostServer",
+            dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres", "RoostScripts"]),
         .executableTarget(
             name: "roost",
             dependencies: [

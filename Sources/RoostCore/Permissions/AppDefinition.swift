@@ -111,6 +111,8 @@ public struct AppDefinition: Sendable {
     public var collections: [String: CollectionPolicy] = [:]
     /// Declared groups by guid.
     public var groups: [String: DeclaredGroup] = [:]
+    /// Server-side handlers, extensions and the script modules they run.
+    public var scripts = ScriptSettings()
     /// The collection whose objects are groups.
     public static let groupCollection = "FFUserGroup"
 

@@ -1,0 +1,53 @@
+import RoostJSON
+
+/// Errors of server-side scripts as clients see them. A script's own stack trace and message go
+/// to the server log with the request id, never to the client.
+extension RoostError {
+    /// A script refused deliberately: `throw {statusCode: 400, statusMessage: "…"}`. The status
+    /// is the script's (kept within 400–599) and the message is the script's own words.
+    public static func scriptRefused(status: Int, message: String) -> RoostError {
+        let status = (400...599).contains(status) ? status : 400
+        return RoostError(
+            status: status, code: "script_refused", message: String(message.prefix(1000)))
+    }
+
+    /// A script threw something else, or an `ff` call it did not catch failed.
+    public static func scriptFailed(_ name: String) -> RoostError {
+        RoostError(
+            status: 500, code: "script_failed",
+            message:
+                "The server-side script '\(name)' failed. Its error is in the server's log under this request's id.",
+            details: details(["script": .string(name)]))
+    }
+
+    /// A script ran past `--script-timeout`; its worker process was killed and replaced.
+    public static func scriptTimeout(_ name: String, seconds: Double) -> RoostError {
+        RoostError(
+            status: 500, code: "script_timeout",
+            message: "The server-side script '\(name)' did not finish within \(seconds) s and was stopped.",
+            details: details(["script": .string(name), "seconds": .number(String(seconds))]))
+    }
+
+    /// A script went over `--script-memory`; it was stopped.
+    public static func scriptMemory(_ name: String, bytes: Int) -> RoostError {
+        RoostError(
+            status: 500, code: "script_memory",
+            message: "The server-side script '\(name)' used more than \(bytes >> 20) MiB and was stopped.",
+            details: details(["script": .string(name), "limitBytes": .integer(Int64(bytes))]))
+    }
+
+    /// Every script worker is busy and the queue is full.
+    public static var scriptsBusy: RoostError {
+        RoostError(
+            status: 503, code: "scripts_busy",
+            message: "Every server-side script worker is busy. Retry after a second.")
+    }
+
+    /// A script API call that needs a service this server does not have configured.
+    public static func scriptServiceNotConfigured(_ call: String, service: String) -> RoostError {
+        RoostError(
+            status: 501, code: "not_configured",
+            message: "\(call) needs \(service), which this server does not have configured.",
+            details: details(["call": .string(call)]))
+    }
+}
