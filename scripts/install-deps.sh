@@ -30,7 +30,7 @@ install_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-mapfile -t missing < <(missing_packages libevent-dev libssl-dev libsqlite3-dev libsodium-dev libpq-dev pkg-config "$@")
+mapfile -t missing < <(missing_packages libevent-dev libssl-dev libsqlite3-dev libsodium-dev libpq-dev duktape-dev pkg-config "$@")
 [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
 
 if [ "$browser" -eq 1 ]; then
