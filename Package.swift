@@ -110,7 +110,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "RoostServerTests",
-            dependencies: ["RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostTestSupport"],
+            dependencies: [
+                "RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostScripts", "RoostTestSupport",
+            ],
             // The TLS tests' Python client, run as a child process.
             exclude: ["tls_client.py"]),
         // The SDK's own rules on scripted answers: no server module, so they run on Apple platforms.

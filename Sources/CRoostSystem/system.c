@@ -75,3 +75,37 @@ int roost_spawn(const char *path, char *const argv[], int input, int output, int
     posix_spawn_file_actions_destroy(&actions);
     return status;
 }
+
+int roost_spawn_with_channel(const char *path, char *const argv[], char *const envp[], int channel, int *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int status = posix_spawn_file_actions_init(&actions);
+    if (status != 0) return status;
+    status = posix_spawnattr_init(&attributes);
+    if (status != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return status;
+    }
+    status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, channel, 3);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+#endif
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGHUP);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &empty);
+    if (status == 0) status = posix_spawnattr_setsigdefault(&attributes, &defaults);
+    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t child = 0;
+    if (status == 0) status = posix_spawn(&child, path, &actions, &attributes, argv, envp);
+    if (status == 0) *pid = child;
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    return status;
+}

@@ -1,9 +1,10 @@
+import RoostJSON
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import RoostJSON
 
 /// Why a script channel stopped: the other side closed it, sent something that is not a frame,
 /// or did not answer in time.
@@ -41,11 +42,13 @@ public struct ScriptChannel: Sendable {
     public func send(_ message: JSONObject) throws(ScriptChannelError) {
         let body = JSONWriter.bytes(.object(message))
         guard body.count <= Self.maximumFrameBytes else {
-            throw ScriptChannelError(.malformed, "a message of \(body.count) bytes is over the 16 MiB frame limit")
+            throw ScriptChannelError(
+                .malformed, "a message of \(body.count) bytes is over the 16 MiB frame limit")
         }
         let length = UInt32(body.count)
         var frame: [UInt8] = [
-            UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF),
+            UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF),
+            UInt8(length & 0xFF),
         ]
         frame.append(contentsOf: body)
         try writeAll(frame)
@@ -60,7 +63,8 @@ public struct ScriptChannel: Sendable {
             throw ScriptChannelError(.malformed, "a frame of \(length) bytes is over the 16 MiB limit")
         }
         let body = try readExactly(length, deadline: deadline)
-        guard case .object(let message)? = try? JSONParser.parse(body), message["t"]?.stringValue != nil else {
+        guard case .object(let message)? = try? JSONParser.parse(body), message["t"]?.stringValue != nil
+        else {
             throw ScriptChannelError(.malformed, "a frame that is not a JSON object with a 't' member")
         }
         return message
@@ -78,7 +82,8 @@ public struct ScriptChannel: Sendable {
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
                 #if canImport(Glibc)
-                    Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                    Glibc.send(
+                        descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
                 #else
                     Darwin.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 #endif
@@ -103,7 +108,9 @@ public struct ScriptChannel: Sendable {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw ScriptChannelError(.system, "reading the script channel failed (errno \(errno))")
             }
-            if got == 0 { throw ScriptChannelError(.closed, "the script channel was closed by the other side") }
+            if got == 0 {
+                throw ScriptChannelError(.closed, "the script channel was closed by the other side")
+            }
             offset += got
         }
         return bytes

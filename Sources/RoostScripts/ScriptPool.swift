@@ -1,9 +1,14 @@
+import Dispatch
+import Foundation
 import RoostCore
 import RoostJSON
+import RoostScriptProtocol
+import Synchronization
 
 /// Runs scripts in a pool of worker processes (`roost script-worker`), never on an event loop:
-/// each worker is killed and replaced when a script outlives `timeout`, and its JavaScript heap is
-/// capped at `memoryLimit` bytes.
+/// each worker is owned by one thread of the pool, killed and replaced when a script outlives
+/// `timeout`, and its JavaScript heap is capped at `memoryLimit` bytes. Workers start on first use
+/// and after each `load`, so a server without scripts runs no worker.
 public final class ScriptRuntime: Sendable {
     public struct Configuration: Sendable {
         /// The program a worker runs: the `roost` binary itself.
@@ -20,29 +25,121 @@ public final class ScriptRuntime: Sendable {
 
         public init(workerExecutable: String, workers: Int) {
             self.workerExecutable = workerExecutable
-            self.workers = workers
+            self.workers = max(1, workers)
         }
     }
 
     public let configuration: Configuration
+    /// Runs, failures and durations per handler or extension, for `/metrics`.
+    public let metrics = ScriptMetrics()
+    let queue: ScriptJobQueue
+    let log: @Sendable (String) -> Void
+    private let started = Mutex(false)
+    /// Entered by each pool thread while it runs.
+    private let running = DispatchGroup()
 
     public init(configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
+        self.log = log
+        queue = ScriptJobQueue(slots: configuration.workers)
     }
 
-    /// Compiles every module in a worker; a syntax error throws naming the module and line, and
-    /// the modules in force stay. On success every worker runs the new modules from its next job.
+    /// Compiles every module in a fresh worker; a syntax error throws ``ScriptLoadError`` naming
+    /// the module and line, and the modules in force stay. On success every worker runs the new
+    /// modules from its next job, and idle workers load them at once.
     public func load(_ modules: [String: String]) async throws {
-        throw RoostError.scriptFailed("(runtime not built yet)")
+        if modules == queue.modules.modules { return }
+        let configuration = configuration
+        let answer: JSONObject = try await onOwnThread {
+            let worker = try ScriptWorkerProcess.spawn(
+                executable: configuration.workerExecutable, arguments: configuration.workerArguments)
+            defer { worker.terminate() }
+            return try worker.load(
+                modules: modules, generation: 0, memoryLimit: configuration.memoryLimit,
+                deadline: ScriptChannel.monotonicNanoseconds() + 30_000_000_000)
+        }
+        guard answer["t"]?.stringValue == "loaded" else {
+            throw ScriptLoadError(
+                module: answer["module"]?.stringValue ?? "?",
+                line: answer["line"]?.integerValue.map(Int.init),
+                message: answer["message"]?.stringValue ?? "the script does not compile")
+        }
+        queue.replaceModules(modules)
+        startThreadsIfNeeded()
     }
 
     /// Runs one invocation on a free worker, carrying out its `ff` calls through `calls`.
     public func invoke(_ invocation: ScriptInvocation, calls: any ScriptCallHandling) async throws
         -> ScriptOutcome
     {
-        throw RoostError.scriptFailed(invocation.name)
+        startThreadsIfNeeded()
+        let started = ContinuousClock.now
+        do {
+            let outcome = try await withCheckedThrowingContinuation { continuation in
+                let job = ScriptJob(
+                    invocation: invocation, calls: calls, continuation: continuation,
+                    enqueuedAt: ScriptChannel.monotonicNanoseconds())
+                if !queue.enqueue(job, limit: configuration.queueLimit) {
+                    continuation.resume(throwing: RoostError.scriptsBusy)
+                }
+            }
+            metrics.record(invocation.name, duration: ContinuousClock.now - started, failure: nil)
+            return outcome
+        } catch {
+            metrics.record(
+                invocation.name, duration: ContinuousClock.now - started,
+                failure: (error as? RoostError)?.code ?? "script_failed")
+            throw error
+        }
     }
 
-    /// Kills every worker and fails what waits.
-    public func shutdown() async {}
+    /// Kills every worker, fails what waits, and joins the pool's threads.
+    public func shutdown() async {
+        let pending = queue.stop()
+        for job in pending { job.continuation.resume(throwing: RoostError.scriptsBusy) }
+        await onOwnThread { [running] in running.wait() }
+    }
+
+    private func startThreadsIfNeeded() {
+        started.withLock { started in
+            guard !started, !queue.isStopped else { return }
+            started = true
+            for slot in 0..<configuration.workers {
+                running.enter()
+                let thread = Thread { [self] in
+                    ScriptSlot(runtime: self, slot: slot).run()
+                    running.leave()
+                }
+                thread.name = "roost-script-\(slot)"
+                thread.start()
+            }
+        }
+    }
+}
+
+/// A module that does not compile: the file and line at fault.
+public struct ScriptLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let module: String
+    public let line: Int?
+    public let message: String
+
+    public var description: String {
+        "\(module).js\(line.map { ", line \($0)" } ?? ""): \(message)"
+    }
+}
+
+/// Runs blocking work on a thread of its own, never on Swift's cooperative pool.
+func onOwnThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+func onOwnThread(_ work: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            work()
+            continuation.resume()
+        }
+    }
 }

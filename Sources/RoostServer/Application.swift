@@ -3,6 +3,7 @@ import RoostCore
 import RoostHTTP
 import RoostJSON
 import RoostPostgres
+import RoostScripts
 import RoostStore
 import Synchronization
 
@@ -87,6 +88,8 @@ public struct ServerConfiguration: Sendable {
     public var publicDirectory: String?
     /// FatFractal's app name in URLs (`--app-prefix`): `/<app>/ff/…` is `/ff/…`, `/<app>/x` a file.
     public var appPrefix: String?
+    /// Server-side scripts: worker processes, time and memory per run.
+    public var scripts = ScriptOptions()
 
     public init() {}
 }
@@ -110,6 +113,8 @@ public final class Application: Sendable {
     public let changeFeed: ChangeFeed
     /// The app definition in force.
     public let definitions: AppDefinitionSource
+    /// The pool of script worker processes.
+    public let scriptRuntime: ScriptRuntime
     /// Where everything the server has to say goes, besides the access log.
     public let logger: Logger
 
@@ -150,9 +155,14 @@ public final class Application: Sendable {
             router: Router(errorResponse: boundary.response), authenticator: authenticator,
             idempotentWrites: IdempotentWrites(
                 service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)))
-        let objects = ObjectService(
+        var objects = ObjectService(
             store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
+        let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
+        self.scriptRuntime = scriptRuntime
+        objects.hooks = Self.scriptHandlerRunner(
+            configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
+            definitions: definitions, logger: logger)
         let blobStorage = try Self.openBlobStorage(configuration)
         self.blobStorage = blobStorage
         let blobIO = BackgroundWorkers(
@@ -169,8 +179,10 @@ public final class Application: Sendable {
             refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
         EventRoutes(feed: changeFeed).register(in: &router)
-        SystemRoutes(metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed).register(
-            in: &router.router)
+        SystemRoutes(
+            metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
+            scripts: scriptRuntime.metrics
+        ).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
@@ -308,6 +320,8 @@ public final class Application: Sendable {
 
     /// What a definition needs before it is in force: its indexes and its groups.
     private func install(_ definition: AppDefinition) async throws {
+        // First: a script that does not compile leaves everything as it was.
+        try await scriptRuntime.load(definition.scripts.modules)
         try await createIndexes(of: definition)
         try await createGroups(of: definition)
     }
@@ -362,35 +376,9 @@ public final class Application: Sendable {
         // Streams end first, each told why; then the server drains what is left.
         await changeFeed.shutdown()
         await server.shutdown()
+        await scriptRuntime.shutdown()
         await blobIO.stop()
         blobStorage.close()
         await storage.close()
-    }
-}
-
-/// `/health` and `/metrics`.
-struct SystemRoutes: Sendable {
-    let metrics: HTTPMetrics
-    let storage: any Storage
-    let blobStorage: any BlobStorage
-    let feed: ChangeFeed
-
-    func register(in router: inout Router) {
-        router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, storage, blobStorage, feed] _ in
-            var headers = HTTPHeaders()
-            headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            var text = metrics.render()
-            if !text.hasSuffix("\n") { text += "\n" }
-            text += storage.metrics()
-            text += blobStorage.metrics()
-            text += """
-                # HELP roost_event_streams Open realtime event streams (GET /ff/events).
-                # TYPE roost_event_streams gauge
-                roost_event_streams \(feed.streamCount)
-
-                """
-            return Response(status: 200, headers: headers, body: Array(text.utf8))
-        }
     }
 }

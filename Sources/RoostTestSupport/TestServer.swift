@@ -17,6 +17,9 @@ public final class TestServer: Sendable {
         configuration.dataDirectory = directory
         configuration.accessLog = false
         configuration.loopCount = 2
+        // The test binary is not roost: script workers run the roost binary built beside it.
+        configuration.scripts.workerExecutable = try RoostProcess.binaryPath()
+        configuration.scripts.workers = 2
         if TestBackend.current == .postgres {
             configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
             configuration.databaseConnections = 3

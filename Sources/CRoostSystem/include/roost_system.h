@@ -19,4 +19,10 @@ void roost_set_mmap_threshold(int bytes);
 /// while other threads open and close descriptors, which crashes under load.
 int roost_spawn(const char *path, char *const argv[], int input, int output, int error, int *pid);
 
+/// Starts a helper process such as a script worker: `channel` becomes its descriptor 3, standard
+/// input and output are /dev/null, standard error is this process's, every other descriptor is
+/// closed, and its environment is exactly `envp` (so no secret in the server's environment, such
+/// as a database password, reaches it). Returns 0 and sets `pid`, or an errno value.
+int roost_spawn_with_channel(const char *path, char *const argv[], char *const envp[], int channel, int *pid);
+
 #endif

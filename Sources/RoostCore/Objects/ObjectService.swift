@@ -18,6 +18,8 @@ public struct ObjectService: Sendable {
     /// The app definition whose rules every operation checks.
     public let definitions: AppDefinitionSource
     let writeLocks = ObjectWriteLocks()
+    /// The app's PRE and POST handlers; nil runs none (see ``withoutHooks()``).
+    public var hooks: (any ObjectWriteHooks)?
 
     public init(
         store: any ObjectStore, clock: any Clock = SystemClock(),
@@ -61,11 +63,12 @@ public struct ObjectService: Sendable {
         }
         let now = clock.nowMilliseconds()
         let actor = caller?.userGuid
-        let object = Self.makeObject(
+        let checked = Self.makeObject(
             collection: collection, guid: guid, fields: fields, createdBy: actor, createdAt: now,
             updatedBy: actor,
             updatedAt: now, version: 1)
-        try access(caller).checkCreate(object, body: body)
+        try access(caller).checkCreate(checked, body: body)
+        let object = try await applyingPreHandlers(.create, to: checked, caller: caller)
         do {
             try await store.insert(object, marking: idempotency)
         } catch StoreError.duplicate {
@@ -76,6 +79,7 @@ public struct ObjectService: Sendable {
             }
             throw try await duplicateRefusal(collection: collection, guid: guid, caller: caller)
         }
+        await runPostHandlers(.create, object, caller: caller)
         return object
     }
 
@@ -145,13 +149,16 @@ public struct ObjectService: Sendable {
         try Self.validate(collection: collection)
         guard Self.isValidGuid(guid) else { throw RoostError.notFound(collection: collection, guid: guid) }
         let access = access(caller)
-        try await retryingLostRaces(collection: collection, guid: guid) {
+        let deleted = try await retryingLostRaces(collection: collection, guid: guid) {
             let current = try await current(in: collection, guid: guid)
             try access.checkWrite(.delete, current, body: nil)
             try Self.check(ifMatch: ifMatch, version: current.version)
+            _ = try await applyingPreHandlers(.delete, to: current, caller: caller)
             try await store.delete(
                 in: collection, guid: guid, expectedVersion: current.version, marking: idempotency)
+            return current
         }
+        await runPostHandlers(.delete, deleted, caller: caller)
     }
 
     /// How many times a write is rebuilt when other writes keep changing its object first.
@@ -188,7 +195,11 @@ public struct ObjectService: Sendable {
                 createdAt: current.createdAt, updatedBy: caller?.userGuid,
                 updatedAt: max(now, current.updatedAt), version: current.version + 1)
             object.acl = current.acl
-            if let newACL { object.acl = try newACL(current) }
+            if let newACL {
+                object.acl = try newACL(current)
+            } else {
+                object = try await applyingPreHandlers(.update, to: object, caller: caller)
+            }
             if !prepared, let beforeWriting {
                 try await beforeWriting()
                 prepared = true
@@ -196,6 +207,7 @@ public struct ObjectService: Sendable {
             try await store.update(object, expectedVersion: current.version, marking: idempotency)
             return object
         }
+        if newACL == nil { await runPostHandlers(.update, object, caller: caller) }
         object.document = try access.visibleDocument(object.document, in: collection)
         return object
     }

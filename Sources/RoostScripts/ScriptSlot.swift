@@ -1,0 +1,194 @@
+import Dispatch
+import Foundation
+import RoostCore
+import RoostJSON
+import RoostScriptProtocol
+
+/// One thread of the pool and the worker process it owns: takes a job, makes sure its worker runs
+/// the modules in force, and carries the conversation (the script's `ff` calls, its logs) until the
+/// script finishes, fails or runs out of time, in which case the worker is killed.
+struct ScriptSlot {
+    let runtime: ScriptRuntime
+    let slot: Int
+
+    func run() {
+        var worker: ScriptWorkerProcess?
+        while let work = runtime.queue.next(slot: slot) {
+            switch work {
+            case .warm:
+                _ = try? ready(&worker, deadline: ScriptChannel.monotonicNanoseconds() + 30_000_000_000)
+            case .job(let job):
+                job.continuation.resume(with: Result { try run(job, on: &worker) })
+            }
+        }
+        worker?.terminate()
+    }
+
+    private var timeout: Double { runtime.configuration.timeout }
+
+    private func run(_ job: ScriptJob, on worker: inout ScriptWorkerProcess?) throws -> ScriptOutcome {
+        let name = job.invocation.name
+        let start = ScriptChannel.monotonicNanoseconds()
+        let deadline = start + UInt64(timeout * 1e9)
+        if job.enqueuedAt + UInt64(timeout * 1e9) < start { throw RoostError.scriptsBusy }
+        do {
+            let process = try ready(&worker, deadline: deadline)
+            try process.channel.send(invokeMessage(job.invocation))
+            return try converse(job, over: process.channel, deadline: deadline)
+        } catch let error as ScriptChannelError {
+            worker?.terminate()
+            worker = nil
+            if error.kind == .timedOut {
+                runtime.log(
+                    "script '\(name)' ran past \(timeout) s; its worker was killed\(requestSuffix(job))")
+                throw RoostError.scriptTimeout(name, seconds: timeout)
+            }
+            runtime.log("script '\(name)' lost its worker (\(error.message))\(requestSuffix(job))")
+            throw RoostError.scriptFailed(name)
+        }
+    }
+
+    /// The worker, started and loaded with the modules in force.
+    private func ready(_ worker: inout ScriptWorkerProcess?, deadline: UInt64) throws(ScriptChannelError)
+        -> ScriptWorkerProcess
+    {
+        let configuration = runtime.configuration
+        let modules = runtime.queue.modules
+        let process: ScriptWorkerProcess
+        if let worker {
+            process = worker
+        } else {
+            process = try ScriptWorkerProcess.spawn(
+                executable: configuration.workerExecutable, arguments: configuration.workerArguments)
+            worker = process
+        }
+        if process.generation != modules.generation {
+            let answer = try process.load(
+                modules: modules.modules, generation: modules.generation,
+                memoryLimit: configuration.memoryLimit, deadline: deadline)
+            guard answer["t"]?.stringValue == "loaded" else {
+                throw ScriptChannelError(.malformed, "the worker refused modules that compiled before")
+            }
+        }
+        return process
+    }
+
+    private func invokeMessage(_ invocation: ScriptInvocation) -> JSONObject {
+        var message = JSONObject(uniqueMembers: [
+            ("t", .string("invoke")), ("id", .integer(1)), ("kind", .string(invocation.kind.rawValue)),
+            ("name", .string(invocation.name)),
+        ])
+        if let code = invocation.entry.code {
+            message["code"] = .string(code)
+        } else {
+            message["module"] = invocation.entry.module.map(JSONValue.string) ?? .null
+            message["function"] = invocation.entry.function.map(JSONValue.string) ?? .null
+        }
+        message["argument"] = .string(invocation.argument)
+        message["data"] = invocation.data
+        message["context"] = .object(invocation.context)
+        return message
+    }
+
+    /// Reads the worker's messages until the script ends, answering its calls.
+    private func converse(_ job: ScriptJob, over channel: ScriptChannel, deadline: UInt64) throws
+        -> ScriptOutcome
+    {
+        while true {
+            let message = try channel.receive(deadline: deadline)
+            switch message["t"]?.stringValue {
+            case "call":
+                let seq = message["seq"] ?? .null
+                let method = message["method"]?.stringValue ?? ""
+                var arguments: [JSONValue] = []
+                if case .array(let items)? = message["args"] { arguments = items }
+                let result = try answer(method, arguments, calls: job.calls, deadline: deadline)
+                var reply = JSONObject(uniqueMembers: [("t", .string("reply")), ("seq", seq)])
+                switch result {
+                case .success(let value): reply["result"] = value
+                case .failure(let error): reply["error"] = .object(Self.wireError(error))
+                }
+                try channel.send(reply)
+            case "log":
+                job.calls.log(
+                    level: message["level"]?.stringValue ?? "info",
+                    message: message["message"]?.stringValue ?? "")
+            case "done":
+                return ScriptOutcome(
+                    value: message["value"] ?? .null, response: message["response"]?.objectValue,
+                    eventData: message["eventData"])
+            case "failed":
+                throw failure(message["error"]?.objectValue ?? JSONObject(), job)
+            default:
+                throw ScriptChannelError(
+                    .malformed, "an unexpected '\(message["t"]?.stringValue ?? "")' message")
+            }
+        }
+    }
+
+    /// Runs one `ff` call on Swift's concurrency and waits for it here, on the pool's own thread,
+    /// no longer than the script's deadline.
+    private func answer(
+        _ method: String, _ arguments: [JSONValue], calls: any ScriptCallHandling, deadline: UInt64
+    ) throws(ScriptChannelError) -> Result<JSONValue, any Error> {
+        let box = CallResult()
+        let task = Task {
+            let result: Result<JSONValue, any Error>
+            do { result = .success(try await calls.call(method, arguments: arguments)) } catch {
+                result = .failure(error)
+            }
+            box.finish(result)
+        }
+        let now = ScriptChannel.monotonicNanoseconds()
+        let wait = DispatchTime.now() + .nanoseconds(Int(deadline > now ? deadline - now : 0))
+        guard box.done.wait(timeout: wait) == .success, let result = box.result else {
+            task.cancel()
+            throw ScriptChannelError(.timedOut, "an ff call outlived the script's deadline")
+        }
+        return result
+    }
+
+    static func wireError(_ error: any Error) -> JSONObject {
+        let roost =
+            error as? RoostError ?? RoostError(status: 500, code: "internal", message: "The call failed.")
+        return JSONObject(uniqueMembers: [
+            ("statusCode", .integer(Int64(roost.status))), ("statusMessage", .string(roost.message)),
+            ("code", .string(roost.code)),
+        ])
+    }
+
+    /// What a `failed` message means for the caller; the script's own words go to the log.
+    private func failure(_ error: JSONObject, _ job: ScriptJob) -> RoostError {
+        let name = job.invocation.name
+        switch error["origin"]?.stringValue {
+        case "refusal":
+            let status = error["statusCode"].flatMap { Int($0.stringValue ?? JSONWriter.string($0)) } ?? 400
+            return .scriptRefused(status: status, message: error["statusMessage"]?.stringValue ?? "Refused.")
+        case "memory":
+            runtime.log("script '\(name)' went over its memory limit\(requestSuffix(job))")
+            return .scriptMemory(name, bytes: runtime.configuration.memoryLimit)
+        default:
+            let place = [error["module"]?.stringValue, error["line"].map { "line \(JSONWriter.string($0))" }]
+                .compactMap { $0 }.joined(separator: ", ")
+            let text = error["message"]?.stringValue ?? error["statusMessage"]?.stringValue ?? "an error"
+            runtime.log(
+                "script '\(name)' failed: \(text)\(place.isEmpty ? "" : " (\(place))")\(requestSuffix(job))")
+            return .scriptFailed(name)
+        }
+    }
+
+    private func requestSuffix(_ job: ScriptJob) -> String {
+        job.invocation.context["requestId"]?.stringValue.map { " [request \($0)]" } ?? ""
+    }
+}
+
+/// An `ff` call's result, handed from a Task to the waiting pool thread.
+private final class CallResult: @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    private(set) var result: Result<JSONValue, any Error>?
+
+    func finish(_ result: Result<JSONValue, any Error>) {
+        self.result = result
+        done.signal()
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import RoostCore
+import RoostHTTP
+import RoostJSON
+import RoostScripts
+
+/// How server-side scripts run (`--script-*` options).
+public struct ScriptOptions: Sendable {
+    /// The program a worker runs (`<it> script-worker`); nil is this process's own binary.
+    public var workerExecutable: String?
+    /// Worker processes at most; one per core by default.
+    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Seconds a script may run, its data calls included.
+    public var timeout: Double = 5
+    /// Bytes of JavaScript heap a worker may hold.
+    public var memoryLimit = 64 << 20
+
+    public init() {}
+}
+
+extension Application {
+    static func makeScriptRuntime(_ configuration: ServerConfiguration, logger: Logger) -> ScriptRuntime {
+        let options = configuration.scripts
+        let executable =
+            options.workerExecutable
+            ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        var runtime = ScriptRuntime.Configuration(workerExecutable: executable, workers: options.workers)
+        runtime.timeout = options.timeout
+        runtime.memoryLimit = options.memoryLimit
+        return ScriptRuntime(configuration: runtime, log: { [logger] line in logger.error(line) })
+    }
+
+    static func scriptHandlerRunner(
+        _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
+        accounts: AccountService, definitions: AppDefinitionSource, logger: Logger
+    ) -> ScriptHandlerRunner {
+        let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
+        let prefix =
+            configuration.appPrefix.map { "/" + $0.trimmingCharacters(in: CharacterSet(charactersIn: "/")) }
+            ?? ""
+        let address = "\(scheme)://\(configuration.host):\(configuration.port)\(prefix)"
+        return ScriptHandlerRunner(
+            runtime: runtime, definitions: definitions, objects: objects,
+            makeCalls: scriptCallsFactory(
+                objects: objects, accounts: accounts, appAddress: address, logger: logger),
+            appAddress: address, logger: logger)
+    }
+
+    /// The `ff` API host for one run.
+    static func scriptCallsFactory(
+        objects: ObjectService, accounts: AccountService, appAddress: String, logger: Logger
+    ) -> ScriptCallsFactory {
+        { caller, rights, requestId in
+            PendingScriptCalls(logger: logger, requestId: requestId)
+        }
+    }
+}
+
+/// Until the ff API host lands: every data call fails clearly.
+struct PendingScriptCalls: ScriptCallHandling {
+    let logger: Logger
+    let requestId: String?
+
+    func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
+        throw RoostError.scriptServiceNotConfigured("ff.\(method)", service: "the script data API")
+    }
+
+    func log(level: String, message: String) {
+        logger.info("script: \(message)\(requestId.map { " [request \($0)]" } ?? "")")
+    }
+}

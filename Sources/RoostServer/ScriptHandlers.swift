@@ -1,0 +1,95 @@
+import RoostCore
+import RoostHTTP
+import RoostJSON
+import RoostScripts
+import RoostStore
+
+/// Makes the `ff` API host a script's data calls go through: with the rights of `caller` (or of
+/// the system, as the handler or extension declares), for request `requestId` when there is one.
+typealias ScriptCallsFactory =
+    @Sendable (_ caller: Principal?, _ rights: ScriptRights, _ requestId: String?) ->
+    any ScriptCallHandling
+
+/// Runs the app's PRE and POST handlers around object writes (the object service asks it; see
+/// ``ObjectWriteHooks``). Each handler sees the object in FatFractal's wire shape, as
+/// `ff.getEventHandlerData()` and as the `FF_EVENT_DATA_JSON` text.
+struct ScriptHandlerRunner: ObjectWriteHooks {
+    let runtime: ScriptRuntime
+    let definitions: AppDefinitionSource
+    /// Reads the caller's FFUser for `ff.getActiveUser()`; its writes run no handler.
+    let objects: ObjectService
+    let makeCalls: ScriptCallsFactory
+    let appAddress: String
+    let logger: Logger
+
+    func runs(_ phase: ScriptHandler.Phase, on event: ScriptHandler.Event, in collection: String) -> Bool {
+        let handlers = definitions.definition.scripts.handlers
+        return !handlers.isEmpty
+            && handlers.contains {
+                $0.phase == phase && $0.collection == collection && $0.events.contains(event)
+            }
+    }
+
+    func beforeWrite(_ event: ScriptHandler.Event, object: StoredObject, caller: Principal?) async throws
+        -> JSONObject?
+    {
+        let handlers = definitions.definition.scripts.handlers(for: event, in: object.collection, phase: .pre)
+        guard case .object(let document) = try JSONParser.parse(object.document) else { return nil }
+        var data = FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
+        for handler in handlers {
+            let outcome = try await run(handler, event: event, data: data, object: object, caller: caller)
+            if case .object? = outcome.eventData { data = outcome.eventData! }
+        }
+        guard case .object(let changed) = data, event != .delete else { return nil }
+        var fields = FatFractalWire.lenientBody(changed, updating: object.guid)
+        // The wire shape adds `clazz`; it is kept only when the object had one.
+        if document["clazz"] == nil, fields["clazz"]?.stringValue == object.collection {
+            fields["clazz"] = nil
+        }
+        return fields
+    }
+
+    func afterWrite(_ event: ScriptHandler.Event, object: StoredObject, caller: Principal?) async {
+        let handlers = definitions.definition.scripts.handlers(
+            for: event, in: object.collection, phase: .post)
+        guard case .object(let document)? = try? JSONParser.parse(object.document) else { return }
+        let data = FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
+        for handler in handlers {
+            do {
+                _ = try await run(handler, event: event, data: data, object: object, caller: caller)
+            } catch {
+                // The write is committed: a POST handler's failure is the server's to report, not the client's.
+                logger.error(
+                    "POST handler '\(handler.name)' failed on \(event.rawValue) of \(object.collection)/\(object.guid): \(error)"
+                )
+            }
+        }
+    }
+
+    private func run(
+        _ handler: ScriptHandler, event: ScriptHandler.Event, data: JSONValue, object: StoredObject,
+        caller: Principal?
+    ) async throws -> ScriptOutcome {
+        var context = JSONObject()
+        context["activeUser"] = await activeUser(caller)
+        context["appAddress"] = .string(appAddress)
+        context["eventId"] = .string(
+            "\(event.rawValue):\(object.collection)/\(object.guid)/\(object.version)")
+        context["event"] = .string(event.rawValue)
+        let invocation = ScriptInvocation(
+            kind: .handler, name: handler.name, entry: handler.entry, argument: JSONWriter.string(data),
+            data: data,
+            context: context)
+        return try await runtime.invoke(invocation, calls: makeCalls(caller, handler.rights, nil))
+    }
+
+    /// The caller's FFUser in the wire shape, or null for an anonymous caller.
+    func activeUser(_ caller: Principal?) async -> JSONValue {
+        guard let caller,
+            let user = try? await objects.object(
+                in: AccountService.userCollection, guid: caller.userGuid, caller: caller),
+            case .object(let document)? = try? JSONParser.parse(user.document)
+        else { return .null }
+        return FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
+    }
+}

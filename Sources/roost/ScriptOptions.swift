@@ -1,0 +1,32 @@
+import RoostServer
+
+/// `roost serve` options for server-side scripts (handlers and extensions).
+extension ServeOption {
+    static let scripts: [ServeOption] = [
+        ServeOption(
+            flag: "--script-timeout", variable: "ROOST_SCRIPT_TIMEOUT", valueName: "SECONDS",
+            help:
+                "how long one handler or extension may run, its data calls included; past it the script's worker process is killed and the request answered 500 script_timeout (default 5, at most 300)"
+        ) {
+            $0.scripts.timeout = Double(try integer($1, flag: "--script-timeout", range: 1...300))
+        },
+        ServeOption(
+            flag: "--script-memory", variable: "ROOST_SCRIPT_MEMORY", valueName: "SIZE",
+            help:
+                "the JavaScript heap one script worker may hold; a script that needs more is stopped with 500 script_memory (default 64MiB, from 4MiB to 4GiB)"
+        ) {
+            let bytes = try size($1, flag: "--script-memory")
+            guard (4 << 20)...(4 << 30) ~= bytes else {
+                throw UsageError(message: "--script-memory takes a size from 4MiB to 4GiB, not '\($1)'")
+            }
+            $0.scripts.memoryLimit = bytes
+        },
+        ServeOption(
+            flag: "--script-workers", variable: "ROOST_SCRIPT_WORKERS", valueName: "N",
+            help:
+                "script worker processes, each running one script at a time; started when the app defines scripts (default: one per core)"
+        ) {
+            $0.scripts.workers = try integer($1, flag: "--script-workers", range: 1...256)
+        },
+    ]
+}

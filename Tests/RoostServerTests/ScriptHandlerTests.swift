@@ -1,0 +1,103 @@
+import Foundation
+import RoostCore
+import RoostJSON
+import RoostTestSupport
+import Testing
+
+/// Issue 19: PRE and POST handlers in the write path, through HTTP on a real server whose scripts
+/// run in real worker processes.
+@Suite("Script handlers: PRE refuses or changes a write, POST runs after it") struct ScriptHandlerTests {
+    static let hooks = """
+        var ff = require('ffef/FatFractal');
+        exports.refuseSundays = function () {
+            var post = ff.getEventHandlerData();
+            if (post.day === 'Sunday') throw {statusCode: 403, statusMessage: 'No posts on Sunday.'};
+        };
+        exports.shout = function (json) {
+            var post = ff.getEventHandlerData();
+            post.title = JSON.parse(json).title.toUpperCase();
+            post.checkedBy = 'shout';
+        };
+        exports.breaks = function () { return null.field; };
+        """
+
+    func server(_ handlers: [ScriptHandler]) async throws -> TestServer {
+        var definition = openRules
+        definition.scripts.modules = ["scripts/hooks": Self.hooks]
+        definition.scripts.handlers = handlers
+        return try await TestServer { $0.appDefinition = definition }
+    }
+
+    func handler(
+        _ name: String, _ phase: ScriptHandler.Phase, _ function: String,
+        on event: ScriptHandler.Event = .create
+    )
+        -> ScriptHandler
+    {
+        ScriptHandler(
+            name: name, collection: "Post", events: [event], phase: phase,
+            entry: ScriptEntry(module: "scripts/hooks", function: function))
+    }
+
+    @Test(
+        "a PRE handler's thrown {statusCode, statusMessage} refuses the write with that status; nothing is stored"
+    )
+    func preRefuses() async throws {
+        let server = try await server([handler("NoSundays", .pre, "refuseSundays")])
+        let refused = try await server.client.send("POST", "/ff/resources/Post", json: #"{"day":"Sunday"}"#)
+        #expect(refused.status == 403)
+        #expect(refused.json["code"] as? String == "script_refused")
+        #expect(refused.json["message"] as? String == "No posts on Sunday.")
+        let accepted = try await server.client.send("POST", "/ff/resources/Post", json: #"{"day":"Monday"}"#)
+        #expect(accepted.status == 201)
+        let list = try await server.client.send("GET", "/ff/resources/Post")
+        #expect((list.json["items"] as? [[String: Any]])?.map { $0["day"] as? String } == ["Monday"])
+        await server.stop()
+    }
+
+    @Test("a PRE handler that changes the object changes what is written, on create and on update")
+    func preChanges() async throws {
+        let server = try await server([
+            handler("ShoutCreate", .pre, "shout"), handler("ShoutUpdate", .pre, "shout", on: .update),
+        ])
+        let created = try await server.client.send("POST", "/ff/resources/Post", json: #"{"title":"hello"}"#)
+        #expect(created.status == 201)
+        #expect(created.json["title"] as? String == "HELLO")
+        #expect(created.json["checkedBy"] as? String == "shout")
+        #expect(created.json["clazz"] == nil)
+        let guid = try #require(created.json["guid"] as? String)
+        let updated = try await server.client.send(
+            "PUT", "/ff/resources/Post/\(guid)", json: #"{"title":"again"}"#)
+        #expect(updated.status == 200)
+        let read = try await server.client.send("GET", "/ff/resources/Post/\(guid)")
+        #expect(read.json["title"] as? String == "AGAIN")
+        #expect(read.json["version"] as? Int == 2)
+        await server.stop()
+    }
+
+    @Test("a failing POST handler leaves the committed write and its answer alone; /metrics counts it")
+    func postFailureIsTheServers() async throws {
+        let server = try await server([handler("Breaks", .post, "breaks")])
+        let created = try await server.client.send("POST", "/ff/resources/Post", json: #"{"title":"kept"}"#)
+        #expect(created.status == 201)
+        let list = try await server.client.send("GET", "/ff/resources/Post")
+        #expect((list.json["items"] as? [[String: Any]])?.count == 1)
+        let metrics = try await server.client.send("GET", "/metrics")
+        #expect(metrics.text.contains(#"roost_script_runs_total{script="Breaks"} 1"#))
+        #expect(
+            metrics.text.contains(#"roost_script_failures_total{script="Breaks",code="script_failed"} 1"#))
+        await server.stop()
+    }
+
+    @Test("a PRE handler's uncaught error fails the write with 500 script_failed, naming no internals")
+    func preFailure() async throws {
+        let server = try await server([handler("Breaks", .pre, "breaks")])
+        let failed = try await server.client.send("POST", "/ff/resources/Post", json: #"{"title":"lost"}"#)
+        #expect(failed.status == 500)
+        #expect(failed.json["code"] as? String == "script_failed")
+        #expect(!(failed.text.contains("TypeError")))
+        let list = try await server.client.send("GET", "/ff/resources/Post")
+        #expect((list.json["items"] as? [[String: Any]])?.isEmpty == true)
+        await server.stop()
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import RoostCore
+import RoostJSON
+import RoostScripts
+import RoostTestSupport
+import Synchronization
+import Testing
+
+/// Issue 19: the pool of script worker processes, driven directly: limits on time and memory,
+/// syntax errors at load, a full queue, and the `ff` call round trip.
+@Suite("Script runtime: worker processes, limits, calls") struct ScriptRuntimeTests {
+    static let modules = [
+        "scripts/basics": """
+        var ff = require('ffef/FatFractal');
+        exports.spin = function () { while (true) {} };
+        exports.echo = function (argument) { return 'echo:' + argument; };
+        exports.bomb = function () { var a = []; while (true) { a.push(new Array(100000).join('x')); } };
+        exports.fetch = function () {
+            var object = ff.getObjFromUrl('/ff/resources/Celebrity/abc');
+            print('fetched', object.name);
+            return object.name + '!';
+        };
+        exports.napThenEcho = function (argument) {
+            var until = Date.now() + 300;
+            while (Date.now() < until) {}
+            return argument;
+        };
+        """
+    ]
+
+    func runtime(timeout: Double = 2, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256)
+        async throws
+        -> ScriptRuntime
+    {
+        var configuration = ScriptRuntime.Configuration(
+            workerExecutable: try RoostProcess.binaryPath(), workers: workers)
+        configuration.timeout = timeout
+        configuration.memoryLimit = memory
+        configuration.queueLimit = queueLimit
+        let runtime = ScriptRuntime(configuration: configuration, log: { _ in })
+        try await runtime.load(Self.modules)
+        return runtime
+    }
+
+    func invocation(_ function: String, argument: String = "") -> ScriptInvocation {
+        ScriptInvocation(
+            kind: .run, name: function, entry: ScriptEntry(module: "scripts/basics", function: function),
+            argument: argument, data: .null, context: JSONObject())
+    }
+
+    func code(of error: any Error) -> String? { (error as? RoostError)?.code }
+
+    @Test("an endless loop is stopped at the timeout with script_timeout, and the next run works")
+    func endlessLoop() async throws {
+        let runtime = try await runtime(timeout: 1)
+        await #expect { try await runtime.invoke(invocation("spin"), calls: RecordingCalls()) } throws: {
+            ($0 as? RoostError)?.code == "script_timeout" && ($0 as? RoostError)?.status == 500
+        }
+        let next = try await runtime.invoke(invocation("echo", argument: "after"), calls: RecordingCalls())
+        #expect(next.value == .string("echo:after"))
+        #expect(runtime.metrics.failures(of: "spin") == ["script_timeout": 1])
+        await runtime.shutdown()
+    }
+
+    @Test("a memory bomb is stopped with script_memory, and the same pool runs the next script")
+    func memoryBomb() async throws {
+        let runtime = try await runtime(timeout: 20, memory: 16 << 20)
+        await #expect { try await runtime.invoke(invocation("bomb"), calls: RecordingCalls()) } throws: {
+            ($0 as? RoostError)?.code == "script_memory"
+        }
+        let next = try await runtime.invoke(invocation("echo", argument: "x"), calls: RecordingCalls())
+        #expect(next.value == .string("echo:x"))
+        await runtime.shutdown()
+    }
+
+    @Test("a module with a syntax error is refused with its file and line; the modules in force stay")
+    func syntaxError() async throws {
+        let runtime = try await runtime()
+        let broken = [
+            "scripts/basics": Self.modules["scripts/basics"]!, "scripts/broken": "var a = 1;\nvar b = ;\n",
+        ]
+        await #expect {
+            try await runtime.load(broken)
+        } throws: { error in
+            guard let load = error as? ScriptLoadError else { return false }
+            return load.module == "scripts/broken" && load.line == 2
+        }
+        let still = try await runtime.invoke(invocation("echo", argument: "kept"), calls: RecordingCalls())
+        #expect(still.value == .string("echo:kept"))
+        await runtime.shutdown()
+    }
+
+    @Test("an ff call goes to the server side and its answer comes back to the script; print is logged")
+    func callRoundTrip() async throws {
+        let runtime = try await runtime()
+        let calls = RecordingCalls(answer: .object(JSONObject(uniqueMembers: [("name", .string("Ada"))])))
+        let outcome = try await runtime.invoke(invocation("fetch"), calls: calls)
+        #expect(outcome.value == .string("Ada!"))
+        #expect(calls.calls == ["getObjFromUrl([\"/ff/resources/Celebrity/abc\"])"])
+        #expect(calls.lines == ["fetched Ada"])
+        await runtime.shutdown()
+    }
+
+    @Test("past the queue limit a run is refused at once with 503 scripts_busy")
+    func fullQueue() async throws {
+        let runtime = try await runtime(timeout: 10, workers: 1, queueLimit: 1)
+        // One runs, one waits; a third finds the queue full.
+        async let first = runtime.invoke(invocation("napThenEcho", argument: "1"), calls: RecordingCalls())
+        try await Task.sleep(for: .milliseconds(100))
+        async let second = runtime.invoke(invocation("napThenEcho", argument: "2"), calls: RecordingCalls())
+        try await Task.sleep(for: .milliseconds(50))
+        await #expect { try await runtime.invoke(invocation("echo"), calls: RecordingCalls()) } throws: {
+            ($0 as? RoostError)?.code == "scripts_busy" && ($0 as? RoostError)?.status == 503
+        }
+        #expect(try await first.value == .string("1"))
+        #expect(try await second.value == .string("2"))
+        await runtime.shutdown()
+    }
+}
+
+/// The server side of `ff` calls for these tests: answers every call with `answer` and keeps what
+/// it was asked and told.
+final class RecordingCalls: ScriptCallHandling {
+    let answer: JSONValue
+    private let record = Mutex<(calls: [String], lines: [String])>(([], []))
+
+    init(answer: JSONValue = .null) { self.answer = answer }
+
+    var calls: [String] { record.withLock { $0.calls } }
+    var lines: [String] { record.withLock { $0.lines } }
+
+    func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
+        record.withLock { $0.calls.append("\(method)(\(JSONWriter.string(.array(arguments))))") }
+        return answer
+    }
+
+    func log(level: String, message: String) { record.withLock { $0.lines.append(message) } }
+}
