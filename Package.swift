@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-// The floor is the SDK's (RoostClient): apps on iOS 16 / macOS 13 add it by URL. The server's
+// The floor is the SDK's (RoostClient): apps on iOS 15 / macOS 12 add it by URL. The server's
 // targets use Synchronization.Mutex (macOS 15); they are built on Linux, where the floor does
 // not apply, and an app's build never compiles them (SwiftPM builds only the product's targets).
 // To build the server or the whole test suite on a Mac, set ROOST_SERVER_ON_MACOS=1.
@@ -11,7 +11,7 @@ let serverOnMac = ProcessInfo.processInfo.environment["ROOST_SERVER_ON_MACOS"] !
 let package = Package(
     name: "Roost",
     platforms: [
-        serverOnMac ? .macOS(.v15) : .macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1),
+        serverOnMac ? .macOS(.v15) : .macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1),
     ],
     products: [
         .executable(name: "roost", targets: ["roost"]),

@@ -17,10 +17,10 @@ public struct RoostConfiguration: Sendable {
     public var tokenHeader = TokenHeader.authorizationBearer
     /// A label for the device kind, sent at login.
     public var deviceType: String
-    /// How long the queue waits between attempts while the server answers (with 5xx, say).
-    public var retryInterval: Duration = .seconds(1)
-    /// How long the queue waits between attempts while the server cannot be reached.
-    public var offlineRetryInterval: Duration = .seconds(10)
+    /// Seconds the queue waits between attempts while the server answers (with 5xx, say).
+    public var retryInterval: TimeInterval = 1
+    /// Seconds the queue waits between attempts while the server cannot be reached.
+    public var offlineRetryInterval: TimeInterval = 10
     /// The most bytes the disk cache holds before evicting the least recently used answers.
     public var cacheLimit = 20 * 1024 * 1024
     /// The cache policy of reads that do not name one.
@@ -31,9 +31,9 @@ public struct RoostConfiguration: Sendable {
     public var conflictPolicy = ConflictPolicy.serverWins
     /// How long a change stream (``Roost/changes(of:after:)-(Model.Type,_)``) first waits before reconnecting
     /// after a drop; the wait doubles with each failed attempt, with jitter.
-    public var reconnectDelay: Duration = .milliseconds(500)
-    /// The longest a change stream waits between reconnection attempts.
-    public var maxReconnectDelay: Duration = .seconds(30)
+    public var reconnectDelay: TimeInterval = 0.5
+    /// The longest a change stream waits between reconnection attempts, in seconds.
+    public var maxReconnectDelay: TimeInterval = 30
     /// The most changes a change stream holds for a loop that has not read them yet. When it is
     /// full the stream disconnects and later resumes from the last change it held, so a slow
     /// loop costs bounded memory and loses nothing.

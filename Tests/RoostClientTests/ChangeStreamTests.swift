@@ -90,8 +90,8 @@ import Testing
         let proxy = try TCPProxy(to: server.port)
         defer { proxy.stop() }
         let client = try makeClient(port: proxy.port) { configuration in
-            configuration.reconnectDelay = .milliseconds(20)
-            configuration.maxReconnectDelay = .milliseconds(200)
+            configuration.reconnectDelay = 0.02
+            configuration.maxReconnectDelay = 0.2
         }
         let recorder = ChangeRecorder<Note>()
         let task = recorder.record(client.changes(of: Note.self))
@@ -120,7 +120,7 @@ import Testing
         let server = try await makeServer()
         let proxy = try TCPProxy(to: server.port)
         defer { proxy.stop() }
-        let client = try makeClient(port: proxy.port) { $0.reconnectDelay = .milliseconds(20) }
+        let client = try makeClient(port: proxy.port) { $0.reconnectDelay = 0.02 }
         let recorder = ChangeRecorder<Note>()
         let task = recorder.record(client.changes(of: Note.self))
         #expect(await server.openEventStreams(becomes: 1))

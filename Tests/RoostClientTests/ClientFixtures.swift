@@ -30,8 +30,8 @@ func makeClient(
         serverURL: url, storageFolder: storage,
         credentialStore: credentials ?? FileCredentialStore(path: storage + "/credential.json"),
         transport: transport ?? URLSessionTransport(serverURL: url, timeout: 30))
-    configuration.retryInterval = .milliseconds(50)
-    configuration.offlineRetryInterval = .milliseconds(100)
+    configuration.retryInterval = 0.05
+    configuration.offlineRetryInterval = 0.1
     configuration.deliversInBackground = background
     configuration.cacheLimit = cacheLimit
     configure(&configuration)

@@ -31,7 +31,7 @@ import Testing
         _ = try await client.update(stale, policy: .queueWhenOffline)
         _ = try await client.delete(Note.self, guid: "never-existed", policy: .queueWhenOffline)
         #expect(await client.pendingOperations.count == 5)
-        #expect(await client.flush().state == .retrying(after: .milliseconds(100)))
+        #expect(await client.flush().state == .retrying(after: 0.1))
 
         // A later launch finds the queue on disk.
         await client.close()

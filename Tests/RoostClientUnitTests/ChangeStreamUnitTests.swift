@@ -16,8 +16,8 @@ import Testing
 
     func client(_ transport: ScriptedTransport, bufferLimit: Int = 1000) throws -> Roost {
         try makeUnitClient(transport, credential: Self.owner) { configuration in
-            configuration.reconnectDelay = .milliseconds(1)
-            configuration.maxReconnectDelay = .milliseconds(5)
+            configuration.reconnectDelay = 0.001
+            configuration.maxReconnectDelay = 0.005
             configuration.changeBufferLimit = bufferLimit
         }
     }
@@ -83,7 +83,7 @@ import Testing
             credentialStore: InMemoryCredentialStore(Self.owner),
             transport: GatedTransport(transport, gate: gate))
         configuration.deliversInBackground = false
-        configuration.reconnectDelay = .milliseconds(1)
+        configuration.reconnectDelay = 0.001
         configuration.changeBufferLimit = 2
         let client = try Roost(configuration: configuration)
         var changes = client.changes(of: Note.self).makeAsyncIterator()
@@ -133,7 +133,7 @@ import Testing
         let transport = ScriptedTransport([
             errorJSON(401, "login_required"), errorJSON(401, "login_required"),
         ])
-        let client = try makeUnitClient(transport) { $0.reconnectDelay = .milliseconds(1) }
+        let client = try makeUnitClient(transport) { $0.reconnectDelay = 0.001 }
         let asked = Guarded(0)
         await client.setLoginHandler { _ in
             asked.withLock { $0 += 1 }

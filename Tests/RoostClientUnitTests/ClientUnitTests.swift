@@ -19,8 +19,8 @@ import Testing
             storageFolder: NSTemporaryDirectory() + "roost-unit-" + UUID().uuidString, credentialStore: store,
             transport: transport)
         configuration.deliversInBackground = false
-        configuration.retryInterval = .milliseconds(50)
-        configuration.offlineRetryInterval = .milliseconds(100)
+        configuration.retryInterval = 0.05
+        configuration.offlineRetryInterval = 0.1
         configuration.tokenHeader = tokenHeader
         return (try Roost(configuration: configuration), store)
     }
@@ -45,8 +45,8 @@ import Testing
             Issue.record("delivered while unreachable")
             return
         }
-        #expect(await client.flush().state == .retrying(after: .milliseconds(50)))
-        #expect(await client.flush().state == .retrying(after: .seconds(2)))
+        #expect(await client.flush().state == .retrying(after: 0.05))
+        #expect(await client.flush().state == .retrying(after: 2))
         #expect(await client.flush() == FlushResult(delivered: 1, failed: 0, state: .idle))
 
         // Every attempt was the same request: same key, same body, the owner's token.

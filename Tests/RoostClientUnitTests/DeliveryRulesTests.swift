@@ -56,7 +56,7 @@ import Testing
             (
                 "throttled", create,
                 ScriptedTransport.json(429, error(429, "too_many_attempts"), headers: ["Retry-After": "3"]),
-                .retry(after: .seconds(3), reachable: true)
+                .retry(after: 3, reachable: true)
             ),
             (
                 "same key running", create, ScriptedTransport.json(409, error(409, "idempotency_key_in_use")),

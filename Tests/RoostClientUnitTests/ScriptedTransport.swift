@@ -56,8 +56,8 @@ func makeUnitClient(
         storageFolder: NSTemporaryDirectory() + "roost-unit-" + UUID().uuidString,
         credentialStore: InMemoryCredentialStore(credential), transport: transport)
     configuration.deliversInBackground = false
-    configuration.retryInterval = .milliseconds(50)
-    configuration.offlineRetryInterval = .milliseconds(100)
+    configuration.retryInterval = 0.05
+    configuration.offlineRetryInterval = 0.1
     configure(&configuration)
     return try Roost(configuration: configuration)
 }

@@ -29,8 +29,8 @@ public struct FlushResult: Sendable, Equatable {
     public enum State: Sendable, Equatable {
         /// Nothing is left.
         case idle
-        /// The next write failed in a way worth retrying, after this long.
-        case retrying(after: Duration)
+        /// The next write failed in a way worth retrying, after this many seconds.
+        case retrying(after: TimeInterval)
         /// The next write needs its owner to log in.
         case waitingForLogin
     }
@@ -113,7 +113,7 @@ extension Roost {
     }
 
     /// Sleeps until woken (a new write, a login, ``close()``) or, with an interval, until it passes.
-    private func sleep(for interval: Duration?) async {
+    private func sleep(for interval: TimeInterval?) async {
         if delivery.wakeRequested || Task.isCancelled {
             delivery.wakeRequested = false
             return
@@ -122,7 +122,7 @@ extension Roost {
             delivery.sleeper = continuation
             if let interval {
                 delivery.timer = Task { [weak self] in
-                    try? await Task.sleep(for: interval)
+                    try? await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
                     if !Task.isCancelled { await self?.wakeDelivery() }
                 }
             }

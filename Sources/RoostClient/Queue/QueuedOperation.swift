@@ -92,11 +92,11 @@ enum DeliveryVerdict: Equatable {
     /// Done; `version` is the object's new version, if the answer had one.
     case delivered(version: Int?)
     /// Try again later; `reachable` tells whether the server answered at all.
-    case retry(after: Duration?, reachable: Bool)
+    case retry(after: TimeInterval?, reachable: Bool)
     /// A create answered 409: it may have landed before with its reply lost; look.
     case confirmCreate
     /// The look after a 409 could not be made; try the whole write again later.
-    case confirmCreateRetry(after: Duration?, reachable: Bool)
+    case confirmCreateRetry(after: TimeInterval?, reachable: Bool)
     /// Needs its owner to log in.
     case waitForLogin
     /// Refused for good.
@@ -131,7 +131,7 @@ enum DeliveryVerdict: Equatable {
         case 409 where error.code == "idempotency_key_lost_answer": return .delivered(version: nil)
         default:
             guard error.isTransient else { return .drop(error) }
-            let retryAfter = response.header("Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+            let retryAfter = response.header("Retry-After").flatMap(Int.init).map { TimeInterval($0) }
             return .retry(after: retryAfter, reachable: true)
         }
     }

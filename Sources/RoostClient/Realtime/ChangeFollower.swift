@@ -118,9 +118,9 @@ struct ChangeFollower<Model: RoostModel>: Sendable {
     private func pause(_ failures: Int) async throws {
         let base = client.configuration.reconnectDelay
         let ceiling = client.configuration.maxReconnectDelay
-        let doubled = base * (1 << min(failures - 1, 16))
+        let doubled = base * Double(1 << min(failures - 1, 16))
         let delay = min(doubled, ceiling) * Double.random(in: 0.5...1)
-        try? await Task.sleep(for: delay)
+        try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
         if Task.isCancelled { throw CancellationError() }
     }
 
