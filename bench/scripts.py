@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Server-side scripts (issue 19): logged-in creates with no handler, against the same creates with a
+POST handler that reads and updates one other object (a vote counter, as FatFractal's WouldYa does),
+on one Roost (SQLite) in one run. Target: with the handler, at least half the rate without.
+
+Each create names one of 100 counters at random, so the handler's update is not one hot object all
+50 connections fight over. Replaces the "## Server-side scripts" section of bench/RESULTS.md.
+"""
+import argparse, datetime, os, re, signal, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the shared helpers: wrk, seeding)
+
+HANDLER = """var ff = require('ffef/FatFractal');
+exports.count = function () {
+    var vote = ff.getEventHandlerData();
+    var counter = ff.getObjFromUrl('/ff/resources/Counter/' + vote.counter);
+    counter.votes = (counter.votes || 0) + 1;
+    ff.updateObj(counter);
+};
+"""
+
+
+def start(binary, tmp, name, handlers):
+    port = bench.free_port()
+    folder = os.path.join(tmp, name)
+    os.makedirs(os.path.join(folder, "scripts"))
+    definition = {"collections": {"*": {"rules": {"create": "loggedin", "update": "loggedin"}}}}
+    if handlers:
+        with open(os.path.join(folder, "scripts", "Votes.js"), "w") as f:
+            f.write(HANDLER)
+        definition["handlers"] = {"CountVote": {"collection": "Vote", "events": ["create"], "phase": "post",
+                                                "script": "scripts/Votes", "function": "count", "runAs": "system"}}
+    app = os.path.join(folder, "roost.json")
+    with open(app, "w") as f:
+        bench.json.dump(definition, f)
+    log = open(os.path.join(tmp, f"{name}.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--port", str(port), "--data-dir", os.path.join(folder, "data"),
+                             "--app", app], stdout=log, stderr=log)
+    bench.wait_for(port, "/health")
+    token = bench.call(port, "POST", "/ff/register", {"userName": "bench", "password": "benchpassword123"})["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    for index in range(100):
+        bench.call(port, "POST", "/ff/resources/Counter", {"guid": f"c{index}", "votes": 0}, auth)
+    return proc, port, auth
+
+
+def vote_script(tmp, name, auth):
+    script = os.path.join(tmp, f"{name}.lua")
+    headers = "".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in auth.items())
+    with open(script, "w") as f:
+        f.write(f"""wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+{headers}
+request = function()
+  return wrk.format(nil, "/ff/resources/Vote", nil, '{{"choice":"left","counter":"c' .. math.random(0, 99) .. '"}}')
+end
+""")
+    return script
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--roost", required=True)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--results", default=os.path.join(bench.HERE, "RESULTS.md"))
+    args = parser.parse_args()
+    tmp = tempfile.mkdtemp(prefix="roost-bench-scripts-")
+    results, procs = {}, []
+    try:
+        for name, handlers in (("without", False), ("with", True)):
+            print(f"Roost, creates {name} a POST handler ...", file=sys.stderr, flush=True)
+            proc, port, auth = start(args.roost, tmp, name, handlers)
+            procs.append(proc)
+            script = vote_script(tmp, name, auth)
+            for connections in (50, 1):
+                duration = args.duration if connections == 50 else max(3, args.duration // 2)
+                results[(name, connections)] = bench.run_wrk(f"http://127.0.0.1:{port}/", script, connections, duration)
+            if handlers:
+                total = sum(o.get("votes", 0) for o in bench.call(port, "GET", "/ff/resources/Counter?count=1000", None, auth)["items"])
+                votes = bench.call(port, "GET", "/ff/resources/Vote?count=1&total=true", None, auth).get("total")
+                results["counted"] = (total, votes)
+            results[(name, "rss")] = bench.peak_rss_mib(proc.pid)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    rows = []
+    for connections in (50, 1):
+        without, with_ = results[("without", connections)], results[("with", connections)]
+        rows.append(f"| creates at {connections} connection(s) | {without['rps']:,.0f} | {with_['rps']:,.0f} | "
+                    f"{with_['rps'] / without['rps']:.2f}× | {without['p99']:.2f} / {with_['p99']:.2f} ms | "
+                    f"{without['errors'] + with_['errors']} |")
+    counted, votes = results.get("counted", (None, None))
+    section = f"""## Server-side scripts
+
+{datetime.date.today().isoformat()}, {os.cpu_count()} cores; `bench/scripts.sh`, wrk {args.duration} s at 50 connections.
+Logged-in creates of a `Vote` with no handler, then with a POST handler (`runAs: system`) that reads
+one of 100 `Counter` objects and writes it back with one more vote (`ff.getObjFromUrl`, `ff.updateObj`):
+each create is then two writes, two reads and a round trip to a script worker process. Target:
+with the handler, at least 0.5× the rate without.
+
+| scenario | without handler (req/s) | with POST handler (req/s) | ratio | p99 without / with | non-2xx |
+|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+Votes counted by the handler: {counted} of {votes} created (every create's POST handler ran before
+its answer). Peak RSS: {results[('without', 'rss')]:.0f} MiB without, {results[('with', 'rss')]:.0f} MiB
+with (the server; its worker processes are separate).
+"""
+    print(section)
+    text = open(args.results).read() if os.path.exists(args.results) else "# Benchmark results\n"
+    text = re.sub(r"\n## Server-side scripts\n.*?(?=\n## |\Z)", "\n", text, flags=re.S).rstrip() + "\n\n" + section
+    with open(args.results, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
