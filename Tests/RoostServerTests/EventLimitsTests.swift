@@ -148,7 +148,9 @@ struct EventLimitsTests {
 
 @Suite("Realtime events: membership and HEAD")
 struct EventMembershipTests {
-    @Test("a user removed from a group stops hearing of what the group let them read")
+    @Test(
+        "a user removed from a group is told to fetch again, and stops hearing of what the group let them read"
+    )
     func groupRemovalApplies() async throws {
         let world = try await PermissionWorld.make()
         let server = world.server
@@ -161,6 +163,12 @@ struct EventMembershipTests {
         let removed = try await world.send(
             .admin, "PATCH", "/ff/resources/FFUserGroup/editors", json: #"{"users":[]}"#)
         #expect(removed.status == 200, "\(removed.text)")
+        // No object changed, so no object can say `leave`: the stream says to fetch again.
+        let reset = try #require(try await carol.next())
+        #expect(reset.type == "reset")
+        #expect(
+            reset.json["reason"] as? String
+                == "Your access changed (a group membership or a role was removed); fetch the data again.")
         _ = try await world.send(.owner, "PATCH", "/ff/resources/Board/\(guid)", json: #"{"title":"new"}"#)
         let marker = try await world.send(.owner, "POST", "/ff/resources/Acronym", json: #"{"a":"b"}"#)
         #expect(try await carol.next()?.guid == marker.json["guid"] as? String)

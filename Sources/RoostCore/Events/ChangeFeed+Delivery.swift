@@ -209,6 +209,23 @@ enum EventFormat {
         return event(id: last, type: "reset", data: data)
     }
 
+    /// The caller lost rights that objects it was shown relied on (a group membership, the admin
+    /// flag): it must fetch what it shows again, then follow from `last`.
+    static func accessReduced(last: Int64) -> [UInt8] {
+        let data = JSONWriter.bytes(
+            .object(
+                JSONObject(uniqueMembers: [
+                    (
+                        "reason",
+                        .string(
+                            "Your access changed (a group membership or a role was removed); fetch the data again."
+                        )
+                    ),
+                    ("last", .integer(last)),
+                ])))
+        return event(id: last, type: "reset", data: data)
+    }
+
     /// The last words to a client that does not keep up.
     static func farewell(_ delivered: Int64, reason: String = "the client read too slowly") -> [UInt8] {
         Array(

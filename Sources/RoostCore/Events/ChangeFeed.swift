@@ -315,6 +315,14 @@ public final class ChangeFeed: Sendable {
                 current.caller = fresh
                 state.streams[stream.id] = current
             }
+            // Rights lost through a group (or the admin flag) are not a change to any object the
+            // client shows, so no object's event can say `leave`: the client is told to fetch again.
+            if !Set(caller.groups).isSubset(of: fresh.groups) || (caller.isAdmin && !fresh.isAdmin) {
+                let position = stream.position
+                _ = stream.sink.send(
+                    EventFormat.accessReduced(last: position),
+                    farewell: EventFormat.farewell(stream.delivered))
+            }
         }
     }
 
