@@ -40,6 +40,16 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         rights == .system ? systemPrincipal : caller
     }
 
+    /// What `ff.getActiveUser()` answers (the invocation context's `activeUser`): the caller's
+    /// FFUser in the wire shape, or FatFractal's user `anonymous` (its scripts test
+    /// `ff.getActiveUser().guid == "anonymous"`).
+    public static func activeUser(_ caller: Principal?, accounts: AccountService) async throws -> JSONValue {
+        guard let caller else { return ScriptExtensionRequest.anonymousUser }
+        let user = try await accounts.user(caller)
+        guard case .object(let document) = try JSONParser.parse(user.document) else { return .null }
+        return FatFractalWire.wireObject(document) { _, _, _ in true }
+    }
+
     let objects: ObjectService
     let accounts: AccountService
     /// Whose rights the data calls carry; nil is an anonymous caller.

@@ -16,7 +16,10 @@ struct ScriptExtensionRoutes: Sendable {
     /// worker (the argument and the data), which must fit the channel's 16 MiB frame.
     static let maxContentBytes = 4 << 20
 
-    let runtime: ScriptRuntime
+    /// Runs one invocation: the runtime's `invoke`, or a stand-in in tests.
+    typealias Invoke = @Sendable (ScriptInvocation, any ScriptCallHandling) async throws -> ScriptOutcome
+
+    let invoke: Invoke
     /// The object service whose writes run no handlers.
     let objects: ObjectService
     let accounts: AccountService
@@ -25,9 +28,39 @@ struct ScriptExtensionRoutes: Sendable {
     /// This app's public address for `getHttpAppAddress()` (`https://host[/prefix]`); nil takes
     /// it from the request's scheme and `Host`, which a client controls: configure it when
     /// scripts put it in mail.
-    var appAddress: String? = nil
-    var appPrefix: String? = nil
-    var limits = FatFractalScriptAPI.Limits()
+    let appAddress: String?
+    /// `--app-prefix`, which wins over the definition's `hosting.appPrefix`, for the address.
+    let configuredPrefix: String?
+    let limits: FatFractalScriptAPI.Limits
+
+    init(
+        runtime: ScriptRuntime, objects: ObjectService, accounts: AccountService,
+        definitions: AppDefinitionSource,
+        logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
+        limits: FatFractalScriptAPI.Limits = .init()
+    ) {
+        self.init(
+            invoke: { try await runtime.invoke($0, calls: $1) }, objects: objects, accounts: accounts,
+            definitions: definitions, logger: logger, appAddress: appAddress,
+            configuredPrefix: configuredPrefix,
+            limits: limits)
+    }
+
+    init(
+        invoke: @escaping Invoke, objects: ObjectService, accounts: AccountService,
+        definitions: AppDefinitionSource,
+        logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
+        limits: FatFractalScriptAPI.Limits = .init()
+    ) {
+        self.invoke = invoke
+        self.objects = objects
+        self.accounts = accounts
+        self.definitions = definitions
+        self.logger = logger
+        self.appAddress = appAddress
+        self.configuredPrefix = configuredPrefix
+        self.limits = limits
+    }
 
     func register(in router: inout APIRouter) {
         for method in [HTTPMethod.get, .post, .put, .patch, .delete] {
@@ -49,9 +82,12 @@ struct ScriptExtensionRoutes: Sendable {
                 message: "An extension takes at most \(Self.maxContentBytes >> 20) MiB of request body.")
         }
         let data = JSONValue.object(ScriptExtensionRequest.data(of: request, caller: caller))
-        let address = appAddress ?? ScriptExtensionRequest.appAddress(of: request, prefix: appPrefix)
+        let address =
+            appAddress
+            ?? ScriptExtensionRequest.appAddress(
+                of: request, prefix: configuredPrefix ?? definitions.definition.hosting.appPrefix)
         var context = JSONObject()
-        context["activeUser"] = try await activeUser(caller)
+        context["activeUser"] = try await FatFractalScriptAPI.activeUser(caller, accounts: accounts)
         context["appAddress"] = .string(address)
         context["eventId"] = .null
         context["requestId"] = .string(request.requestID)
@@ -59,11 +95,11 @@ struct ScriptExtensionRoutes: Sendable {
             objects: objects, accounts: accounts,
             rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), appAddress: address,
             requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
-        let outcome = try await runtime.invoke(
+        let outcome = try await invoke(
             ScriptInvocation(
                 kind: .extension, name: name, entry: scriptExtension.entry, argument: JSONWriter.string(data),
                 data: data, context: context),
-            calls: calls)
+            calls)
         do {
             return try ScriptExtensionAnswer.response(outcome)
         } catch let problem as ScriptExtensionAnswer.Problem {
@@ -72,15 +108,6 @@ struct ScriptExtensionRoutes: Sendable {
                 fields: [("script", name)])
             throw RoostError.scriptFailed(name)
         }
-    }
-
-    /// FatFractal's `getActiveUser()`: the caller's FFUser, or the user `anonymous` (FatFractal's
-    /// scripts test `ff.getActiveUser().guid == "anonymous"`).
-    func activeUser(_ caller: Principal?) async throws -> JSONValue {
-        guard let caller else { return ScriptExtensionRequest.anonymousUser }
-        let user = try await accounts.user(caller)
-        guard case .object(let document) = try JSONParser.parse(user.document) else { return .null }
-        return FatFractalWire.wireObject(document) { _, _, _ in true }
     }
 }
 

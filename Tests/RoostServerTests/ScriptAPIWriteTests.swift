@@ -148,6 +148,28 @@ struct ScriptAPIWriteTests {
         }
     }
 
+    @Test(
+        "a system script activates a user with updateObj (FatFractal's UserActivation); a caller's script may not"
+    )
+    func activateUser() async throws {
+        try await ScriptAPIWorld.with { world in
+            let waiting = try await world.api(nil).ff(
+                "registerUser", try json(#"{"userName":"ivy"}"#), .string("ivy's long password"), .bool(false)
+            )
+            var user = try #require(waiting.objectValue)
+            user["active"] = .bool(true)
+            let guid = try #require(user["guid"]?.stringValue)
+            let ivy = Principal(userGuid: guid, tokenId: "t")
+            let refused = await scriptError { _ = try await world.api(ivy).ff("updateObj", .object(user)) }
+            #expect(refused?.status == 403)
+            let activated = try await world.api(FatFractalScriptAPI.systemPrincipal).ff(
+                "updateObj", .object(user))
+            #expect(activated["active"] == .bool(true))
+            _ = try await world.accounts.login(
+                identifier: "ivy", password: "ivy's long password", device: DeviceInfo(), address: "t")
+        }
+    }
+
     @Test("deleteObj takes the object or its URL, answers null, and the object is gone")
     func delete() async throws {
         try await ScriptAPIWorld.with { world in
