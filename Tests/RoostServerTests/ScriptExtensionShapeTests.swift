@@ -3,6 +3,7 @@ import RoostCore
 import RoostHTTP
 import RoostJSON
 import RoostScripts
+import RoostTestSupport
 import Testing
 
 @testable import RoostServer
@@ -172,5 +173,24 @@ struct ScriptExtensionShapeTests {
         #expect(!FatFractalDialect.isExtensionAnswer(answer))
         #expect(FatFractalDialect.isExtensionPath("/ff/ext/Stats"))
         #expect(!FatFractalDialect.isExtensionPath("/ff/resources/Stats"))
+    }
+}
+
+@Suite("/ff/ext/ speaks FatFractal's dialect whatever the client")
+struct ScriptExtensionDialectTests {
+    @Test(
+        "a plain client (no Data-type) on an app without compatibility gets the envelope with statusMessage")
+    func envelopeWithoutDialectHeaders() async throws {
+        let server = try await TestServer()
+        defer { Task { await server.stop() } }
+        let answer = try await server.client.send("GET", "/ff/ext/Nope")
+        #expect(answer.status == 404)
+        #expect(answer.json["statusMessage"] is String)
+        #expect(answer.json["code"] as? String == "not_found")
+        #expect(answer.json.keys.contains("result"))
+        // Elsewhere the native API is unchanged.
+        let native = try await server.client.send("GET", "/ff/nothing-here")
+        #expect(native.json["message"] is String)
+        #expect(native.json["statusMessage"] == nil)
     }
 }
