@@ -62,7 +62,7 @@ struct FatFractalDialect: Responder {
 
     func speaksDialect(_ request: Request) -> Bool {
         definitions.definition.compatibility == .fatfractal || request.headers["Data-type"] != nil
-            || request.headers["X-Ff-Auth-Session-Id"] != nil
+            || request.headers["X-Ff-Auth-Session-Id"] != nil || Self.isExtensionPath(request.path)
     }
 
     func respond(to original: Request) async -> Response {
@@ -178,7 +178,9 @@ struct FatFractalDialect: Responder {
         _ response: Response, _ request: Request, session: FatFractalSession?, method: HTTPMethod? = nil
     ) async -> Response {
         let method = method ?? request.method
-        guard response.file == nil, response.stream == nil else { return response }
+        guard response.file == nil, response.stream == nil, !Self.isExtensionAnswer(response) else {
+            return response
+        }
         var answer = response
         if response.status == 204 {
             answer = Response(status: 200, headers: response.headers)

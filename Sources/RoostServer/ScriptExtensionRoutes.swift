@@ -1,0 +1,123 @@
+import RoostCore
+import RoostHTTP
+import RoostJSON
+import RoostScripts
+import RoostStore
+
+/// `/ff/ext/<name>` (any method, and under the app prefix): runs the definition's extension of
+/// that name and answers in FatFractal's shape (see ``ScriptExtensionAnswer``).
+///
+/// An unknown name is 404 and an anonymous caller of a secured extension 401, both before any
+/// script work. These answers, and every refusal, reach clients in the dialect's error envelope
+/// (`statusMessage`): the dialect treats `/ff/ext/` as its own whatever the client.
+struct ScriptExtensionRoutes: Sendable {
+    static let pattern = "/ff/ext/:name"
+    /// Bytes of request body an extension receives: its text travels twice in the message to the
+    /// worker (the argument and the data), which must fit the channel's 16 MiB frame.
+    static let maxContentBytes = 4 << 20
+
+    /// Runs one invocation: the runtime's `invoke`, or a stand-in in tests.
+    typealias Invoke = @Sendable (ScriptInvocation, any ScriptCallHandling) async throws -> ScriptOutcome
+
+    let invoke: Invoke
+    /// The object service whose writes run no handlers.
+    let objects: ObjectService
+    let accounts: AccountService
+    let definitions: AppDefinitionSource
+    let logger: Logger
+    /// This app's public address for `getHttpAppAddress()` (`https://host[/prefix]`); nil takes
+    /// it from the request's scheme and `Host`, which a client controls: configure it when
+    /// scripts put it in mail.
+    let appAddress: String?
+    /// `--app-prefix`, which wins over the definition's `hosting.appPrefix`, for the address.
+    let configuredPrefix: String?
+    let limits: FatFractalScriptAPI.Limits
+
+    init(
+        runtime: ScriptRuntime, objects: ObjectService, accounts: AccountService,
+        definitions: AppDefinitionSource,
+        logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
+        limits: FatFractalScriptAPI.Limits = .init()
+    ) {
+        self.init(
+            invoke: { try await runtime.invoke($0, calls: $1) }, objects: objects, accounts: accounts,
+            definitions: definitions, logger: logger, appAddress: appAddress,
+            configuredPrefix: configuredPrefix,
+            limits: limits)
+    }
+
+    init(
+        invoke: @escaping Invoke, objects: ObjectService, accounts: AccountService,
+        definitions: AppDefinitionSource,
+        logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
+        limits: FatFractalScriptAPI.Limits = .init()
+    ) {
+        self.invoke = invoke
+        self.objects = objects
+        self.accounts = accounts
+        self.definitions = definitions
+        self.logger = logger
+        self.appAddress = appAddress
+        self.configuredPrefix = configuredPrefix
+        self.limits = limits
+    }
+
+    func register(in router: inout APIRouter) {
+        for method in [HTTPMethod.get, .post, .put, .patch, .delete] {
+            router.on(method, Self.pattern) { request, principal in try await run(request, principal) }
+        }
+    }
+
+    func run(_ request: Request, _ caller: Principal?) async throws -> Response {
+        let name = request.parameters["name"] ?? ""
+        guard let scriptExtension = definitions.definition.scripts.extensions[name] else {
+            throw RoostError(
+                status: 404, code: "not_found", message: "This app has no extension '\(name.prefix(100))'.",
+                details: JSONObject(uniqueMembers: [("extension", .string(String(name.prefix(100))))]))
+        }
+        if scriptExtension.secured, caller == nil { throw RoostError.loginRequired }
+        guard request.body.count <= Self.maxContentBytes else {
+            throw RoostError(
+                status: 413, code: "body_too_large",
+                message: "An extension takes at most \(Self.maxContentBytes >> 20) MiB of request body.")
+        }
+        let data = JSONValue.object(ScriptExtensionRequest.data(of: request, caller: caller))
+        let address =
+            appAddress
+            ?? ScriptExtensionRequest.appAddress(
+                of: request, prefix: configuredPrefix ?? definitions.definition.hosting.appPrefix)
+        var context = JSONObject()
+        context["activeUser"] = try await FatFractalScriptAPI.activeUser(caller, accounts: accounts)
+        context["appAddress"] = .string(address)
+        context["eventId"] = .null
+        context["requestId"] = .string(request.requestID)
+        let calls = FatFractalScriptAPI(
+            objects: objects, accounts: accounts,
+            rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), appAddress: address,
+            requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
+        let outcome = try await invoke(
+            ScriptInvocation(
+                kind: .extension, name: name, entry: scriptExtension.entry, argument: JSONWriter.string(data),
+                data: data, context: context),
+            calls)
+        do {
+            return try ScriptExtensionAnswer.response(outcome)
+        } catch let problem as ScriptExtensionAnswer.Problem {
+            logger.error(
+                "extension '\(name)' answered badly: \(problem.reason)", requestID: request.requestID,
+                fields: [("script", name)])
+            throw RoostError.scriptFailed(name)
+        }
+    }
+}
+
+extension FatFractalDialect {
+    /// Whether the answer is an extension's own, already in FatFractal's shape: errors on that
+    /// route still go through the envelope.
+    static func isExtensionAnswer(_ response: Response) -> Bool {
+        response.route == ScriptExtensionRoutes.pattern && response.status < 400
+    }
+
+    /// `/ff/ext/…` speaks the dialect whatever the client: extensions are FatFractal's.
+    static func isExtensionPath(_ path: Substring) -> Bool { path.hasPrefix("/ff/ext/") }
+}
