@@ -25,9 +25,10 @@ final class ScriptHeap {
         callback: roost_duk_host_callback
     ) throws(CreationError) {
         host = UnsafeMutablePointer<roost_duk_host>.allocate(capacity: 1)
+        // Duktape's own start-up does not survive a refused allocation (it aborts or crashes), so
+        // the cap applies once the environment is in place.
         host.initialize(
-            to: roost_duk_host(
-                used: 0, limit: memoryLimit, refused: 0, callback: callback, owner: owner, pending: nil))
+            to: roost_duk_host(used: 0, limit: 0, refused: 0, callback: callback, owner: owner, pending: nil))
         guard let created = roost_duk_create_heap(host) else {
             host.deallocate()
             throw CreationError(
@@ -52,6 +53,13 @@ final class ScriptHeap {
         if let failure = failure.error {
             throw CreationError(message: "the script environment could not be set up: \(failure)")
         }
+        guard host.pointee.used < memoryLimit else {
+            throw CreationError(
+                message:
+                    "the script environment takes \(host.pointee.used) bytes, not under the memory limit of \(memoryLimit) bytes"
+            )
+        }
+        host.pointee.limit = memoryLimit
     }
 
     deinit {

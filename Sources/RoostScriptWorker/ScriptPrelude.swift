@@ -10,8 +10,12 @@ let scriptPrelude = #"""
     function (host, compile, moduleIdsJSON) {
     'use strict';
     var global = new Function('return this')();
+    // Captured so a script that replaces JSON's functions breaks only itself, not the driver.
+    var parse = JSON.parse, stringify = JSON.stringify;
+    // The engine's hooks (Duktape.errCreate, .fin, .act) are not part of the scripts' API.
+    delete global.Duktape;
     var moduleIds = {};
-    JSON.parse(moduleIdsJSON).forEach(function (id) { moduleIds[id] = true; });
+    parse(moduleIdsJSON).forEach(function (id) { moduleIds[id] = true; });
     var cache = {};
     var current = null;
 
@@ -25,7 +29,7 @@ let scriptPrelude = #"""
     }
 
     function ffCall(method, args) {
-        var answer = JSON.parse(host('call', method, JSON.stringify(Array.prototype.slice.call(args))));
+        var answer = parse(host('call', method, stringify(Array.prototype.slice.call(args))));
         if (answer.error) {
             var failure = answer.error;
             var error = new Error(failure.statusMessage === undefined ? method + ' failed' : failure.statusMessage);
@@ -164,7 +168,7 @@ let scriptPrelude = #"""
                  mimeType: chosen.mimeType === undefined ? null : chosen.mimeType };
     }
     function invoke(requestJSON) {
-        var request = JSON.parse(requestJSON);
+        var request = parse(requestJSON);
         current = { data: request.data === undefined ? null : request.data, dataRead: false, response: null,
                     context: request.context !== null && typeof request.context === 'object' ? request.context : {} };
         global.FF_EVENT_DATA_JSON = request.argument;
@@ -173,9 +177,9 @@ let scriptPrelude = #"""
             var value = run(request);
             var done = { t: 'done', value: value === undefined ? null : value, response: response() };
             if (current.dataRead) done.eventData = current.data;
-            return JSON.stringify(done);
+            return stringify(done);
         } catch (thrown) {
-            return JSON.stringify({ t: 'failed', error: failure(thrown) });
+            return stringify({ t: 'failed', error: failure(thrown) });
         } finally {
             current = null;
         }
@@ -185,7 +189,7 @@ let scriptPrelude = #"""
             compileModule(id);
             return '';
         } catch (thrown) {
-            return JSON.stringify({ message: text(thrown), line: thrown !== null && typeof thrown === 'object' ? thrown.lineNumber : undefined });
+            return stringify({ message: text(thrown), line: thrown !== null && typeof thrown === 'object' ? thrown.lineNumber : undefined });
         }
     }
     return function driver(request, payload) {

@@ -204,4 +204,33 @@ struct ScriptWorkerCallTests {
                 == json(#"{"t":"done","id":24,"value":["undefined",2],"response":null,"eventData":null}"#))
         #expect(worker.finish() == 0)
     }
+
+    @Test("a channel closed while a script waits for a reply ends the worker with 0")
+    func closedDuringCall() throws {
+        let worker = WorkerHarness()
+        try worker.load(["scripts/Reader": Self.reader])
+        try worker.server.send(
+            invocation(id: 25, module: "scripts/Reader", function: "caught", argument: "/X/1"))
+        #expect(try worker.receive()["t"] == .string("call"))
+        #expect(worker.finish() == 0)
+    }
+
+    @Test("a script that replaces JSON.stringify breaks neither ff calls nor its answer")
+    func replacedJSON() throws {
+        let worker = WorkerHarness()
+        try worker.load([:])
+        try worker.server.send(
+            snippet(
+                id: 26,
+                "JSON.stringify = function () { return 'broken'; }; require('ffef/FatFractal').getAllGuids('/A')"
+            ))
+        #expect(
+            try worker.receive()
+                == json(#"{"t":"call","id":26,"seq":1,"method":"getAllGuids","args":["/A"]}"#))
+        try worker.send(#"{"t":"reply","seq":1,"result":["g"]}"#)
+        #expect(
+            try worker.receive()
+                == json(#"{"t":"done","id":26,"value":["g"],"response":null,"eventData":null}"#))
+        #expect(worker.finish() == 0)
+    }
 }

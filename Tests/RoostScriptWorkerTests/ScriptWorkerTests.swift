@@ -188,4 +188,43 @@ struct ScriptWorkerTests {
         #expect(noID.waitForExit() == 2)
         _ = noID.finish()
     }
+
+    @Test("a memory limit too small for the environment fails the load and keeps the running modules")
+    func loadOverMemoryLimit() throws {
+        let worker = WorkerHarness()
+        try worker.load(["scripts/Good": "exports.f = function () { return 'old'; };"])
+        try worker.server.send(
+            worker.loadMessage(["scripts/Good": "exports.f = 2;"], memoryLimit: 32 << 10, generation: 2))
+        let answer = try worker.receive()
+        #expect(answer["t"] == .string("loadFailed"))
+        #expect(answer["generation"] == .number("2"))
+        #expect(answer["message"]?.stringValue?.hasPrefix("the ") == true)
+        try worker.server.send(invocation(id: 1, module: "scripts/Good", function: "f"))
+        #expect(try worker.receive()["value"] == .string("old"))
+        #expect(worker.finish() == 0)
+    }
+
+    @Test(
+        "the globals: print, console, require and ES built-ins; no Duktape, process, setTimeout or host hooks"
+    )
+    func globals() throws {
+        let worker = WorkerHarness()
+        try worker.load([:])
+        try worker.server.send(
+            snippet(
+                id: 1,
+                """
+                [typeof print, typeof console.log, typeof require, typeof JSON, typeof Duktape, typeof process,
+                 typeof setTimeout, typeof host, typeof compile, typeof __roostHost]
+                """))
+        #expect(
+            try worker.receive()["value"]
+                == .array(
+                    [
+                        "function", "function", "function", "object", "undefined", "undefined", "undefined",
+                        "undefined",
+                        "undefined", "undefined",
+                    ].map { .string($0) }))
+        #expect(worker.finish() == 0)
+    }
 }
