@@ -107,15 +107,21 @@ extension WorkerSession {
             return Self.callError(
                 400, "the arguments of \(method) cannot be sent as JSON", "script_arguments_not_json")
         }
-        lastSequence += 1
-        let sequence = JSONValue.integer(lastSequence)
-        send(
-            jsonObject(
-                ("t", .string("call")), ("id", id), ("seq", sequence), ("method", .string(method)),
-                ("args", .array(arguments))))
-        guard exitCode == nil else {
+        let sequence = lastSequence + 1
+        do {
+            try channel.send(
+                jsonObject(
+                    ("t", .string("call")), ("id", id), ("seq", .integer(sequence)),
+                    ("method", .string(method)),
+                    ("args", .array(arguments))))
+        } catch  where error.kind == .malformed {
+            return Self.callError(
+                413, "the arguments of \(method) are over the 16 MiB frame limit", "script_message_too_large")
+        } catch {
+            exitCode = ScriptWorker.exitCode(for: error)
             return Self.callError(500, "the script channel is closed", "script_channel_closed")
         }
+        lastSequence = sequence
         let reply: JSONObject
         do {
             reply = try channel.receive()

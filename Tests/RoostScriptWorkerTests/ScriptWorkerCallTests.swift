@@ -233,4 +233,31 @@ struct ScriptWorkerCallTests {
                 == json(#"{"t":"done","id":26,"value":["g"],"response":null,"eventData":null}"#))
         #expect(worker.finish() == 0)
     }
+
+    @Test("arguments or an answer over the 16 MiB frame limit fail the script, not the worker")
+    func oversized() throws {
+        let worker = WorkerHarness()
+        try worker.load([:], memoryLimit: 160 << 20)
+        let big = "var s = 'x'; while (s.length < (16 << 20)) s += s;"
+        try worker.server.send(
+            snippet(
+                id: 27,
+                big
+                    + "try { require('ffef/FatFractal').getAllGuids(s); } catch (e) { [e.statusCode, e.code] }"
+            ))
+        #expect(
+            try worker.receive()
+                == json(
+                    #"{"t":"done","id":27,"value":[413,"script_message_too_large"],"response":null,"eventData":null}"#
+                ))
+        try worker.server.send(snippet(id: 28, big + "s"))
+        #expect(
+            try worker.receive()
+                == json(
+                    #"{"t":"failed","id":28,"error":{"origin":"script","message":"RangeError: the script's answer is over the 16 MiB frame limit"}}"#
+                ))
+        try worker.server.send(snippet(id: 29, "require('ffef/FatFractal').getAllGuids('/A')"))
+        #expect(try worker.receive()["seq"] == .number("1"))
+        #expect(worker.finish() == 0)
+    }
 }
