@@ -140,6 +140,8 @@ static inline duk_ret_t roost_duk_compile_native(duk_context *_Nonnull context) 
     return 1;
 }
 
+/// What a protected entry runs: the prelude's text, file name and argument (install), or the
+/// driver's request name in `file_name` and its payload in `argument` (drive).
 typedef struct roost_duk_source {
     const char *_Nonnull text;
     size_t length;

@@ -16,8 +16,14 @@ public enum ScriptWorker {
 
     /// Serves `load` and `invoke` messages on `descriptor` until the channel closes (0) or brings
     /// something that is not a valid message (2); any other channel failure is 1.
-    public static func run(descriptor: Int32) -> Int32 {
-        WorkerSession(channel: ScriptChannel(descriptor: descriptor)).run()
+    ///
+    /// A channel lost while a script waits for a reply throws in the script, which may catch it
+    /// and go on; the loop returns once it ends. With `exitOnChannelLoss` (a worker process) the
+    /// process exits at once instead, so a server that died leaves no script running.
+    public static func run(descriptor: Int32, exitOnChannelLoss: Bool = false) -> Int32 {
+        let session = WorkerSession(channel: ScriptChannel(descriptor: descriptor))
+        session.exitOnChannelLoss = exitOnChannelLoss
+        return session.run()
     }
 
     /// The process's cheap hardening, before any script runs: no privilege gain through exec,
@@ -47,7 +53,12 @@ final class WorkerSession {
     var invocationID: JSONValue?
     var lastSequence: Int64 = 0
     /// Set when the channel failed while a script ran: the loop stops with it once the script ends.
-    var exitCode: Int32?
+    var exitCode: Int32? {
+        didSet {
+            if exitOnChannelLoss, let exitCode, invocationID != nil { _exit(exitCode) }
+        }
+    }
+    var exitOnChannelLoss = false
 
     init(channel: ScriptChannel) { self.channel = channel }
 

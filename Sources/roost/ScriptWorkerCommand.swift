@@ -4,5 +4,5 @@ import RoostScriptWorker
 /// script frames on descriptor 3. Not for people; not in `--help`.
 func scriptWorker() -> Int32 {
     ScriptWorker.hardenProcess()
-    return ScriptWorker.run(descriptor: 3)
+    return ScriptWorker.run(descriptor: 3, exitOnChannelLoss: true)
 }
