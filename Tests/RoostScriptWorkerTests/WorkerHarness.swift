@@ -7,9 +7,8 @@ import RoostScriptWorker
 final class WorkerHarness: @unchecked Sendable {
     let server: ScriptChannel
     private let serverDescriptor: Int32
-    private let exited = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var code: Int32?
+    private let exit = WorkerExit()
+    private var closed = false
 
     init() {
         var descriptors: [Int32] = [0, 0]
@@ -18,14 +17,18 @@ final class WorkerHarness: @unchecked Sendable {
         server = ScriptChannel(descriptor: descriptors[0])
         let workerDescriptor = descriptors[1]
         // Not the cooperative pool: the worker blocks on its socket, as the real process does.
-        let thread = Thread { [self] in
+        let thread = Thread { [exit] in
             let status = ScriptWorker.run(descriptor: workerDescriptor)
             close(workerDescriptor)
-            lock.withLock { code = status }
-            exited.signal()
+            exit.record(status)
         }
         thread.stackSize = 8 << 20
         thread.start()
+    }
+
+    /// A test that failed half-way still ends its worker.
+    deinit {
+        if !closed { close(serverDescriptor) }
     }
 
     func send(_ text: String) throws {
@@ -62,12 +65,31 @@ final class WorkerHarness: @unchecked Sendable {
 
     /// Closes the server's end and returns the worker's exit status.
     func finish() -> Int32? {
-        close(serverDescriptor)
+        if !closed {
+            closed = true
+            close(serverDescriptor)
+        }
         return waitForExit()
     }
 
-    /// The worker's exit status once it has stopped by itself.
+    /// The worker's exit status once it has stopped by itself (nil if it has not within 60 s).
     func waitForExit() -> Int32? {
+        exit.wait()
+    }
+}
+
+/// The worker thread's exit status, set once.
+final class WorkerExit: @unchecked Sendable {
+    private let exited = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var code: Int32?
+
+    func record(_ status: Int32) {
+        lock.withLock { code = status }
+        exited.signal()
+    }
+
+    func wait() -> Int32? {
         if let known = lock.withLock({ code }) { return known }
         guard exited.wait(timeout: .now() + 60) == .success else { return nil }
         return lock.withLock { code }
