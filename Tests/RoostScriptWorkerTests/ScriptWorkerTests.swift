@@ -183,6 +183,11 @@ struct ScriptWorkerTests {
         #expect(unknown.waitForExit() == 2)
         _ = unknown.finish()
 
+        let idleReply = WorkerHarness()
+        try idleReply.send(#"{"t":"reply","seq":1,"result":null}"#)
+        #expect(idleReply.waitForExit() == 2)
+        _ = idleReply.finish()
+
         let noID = WorkerHarness()
         try noID.send(#"{"t":"invoke","code":"1"}"#)
         #expect(noID.waitForExit() == 2)
@@ -225,6 +230,16 @@ struct ScriptWorkerTests {
                         "undefined",
                         "undefined", "undefined",
                     ].map { .string($0) }))
+        #expect(worker.finish() == 0)
+    }
+
+    @Test("an invoke before any load runs with no modules and the default memory limit")
+    func invokeBeforeLoad() throws {
+        let worker = WorkerHarness()
+        try worker.server.send(snippet(id: 1, "'ok'"))
+        #expect(
+            try worker.receive()
+                == json(#"{"t":"done","id":1,"value":"ok","response":null,"eventData":null}"#))
         #expect(worker.finish() == 0)
     }
 }
