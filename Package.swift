@@ -46,6 +46,12 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        // Duktape, the JavaScript engine of the script worker processes.
+        .systemLibrary(
+            name: "CDuktape",
+            pkgConfig: "duktape",
+            providers: [.apt(["duktape-dev"])]
+        ),
 
         // Our own few lines of C, for what Swift cannot call (variadic syscall()).
         .target(name: "CRoostSystem"),
@@ -55,6 +61,8 @@ let package = Package(
         .target(name: "RoostQuery"),
         // The frames between the server and its script worker processes.
         .target(name: "RoostScriptProtocol", dependencies: ["RoostJSON"]),
+        // The script worker process's loop: Duktape heaps serving the frames above.
+        .target(name: "RoostScriptWorker", dependencies: ["CDuktape", "RoostJSON", "RoostScriptProtocol"]),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent", "COpenSSL"]),
         .target(name: "RoostStore", dependencies: ["CSQLite", "CRoostSystem", "RoostJSON", "RoostQuery"]),
         // The PostgreSQL backend: a libpq driver and the stores on it.
@@ -73,7 +81,7 @@ let package = Package(
             name: "roost",
             dependencies: [
                 "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "RoostPostgres",
-                "CRoostSystem",
+                "CRoostSystem", "RoostScriptWorker",
             ]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient", resources: [.copy("PrivacyInfo.xcprivacy")]),
@@ -100,6 +108,8 @@ let package = Package(
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
+        .testTarget(
+            name: "RoostScriptWorkerTests", dependencies: ["RoostScriptWorker", "RoostScriptProtocol", "RoostJSON"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
         .testTarget(

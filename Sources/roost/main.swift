@@ -264,6 +264,8 @@ case "restore":
     status = await restore(Array(arguments.dropFirst()))
 case "migrate":
     status = await migrate(Array(arguments.dropFirst()))
+case "script-worker":
+    status = scriptWorker()
 default:
     printError("unknown command '\(arguments[0])'\nRun 'roost --help' for the commands.")
     status = 64
