@@ -25,7 +25,7 @@ def start(binary, tmp, name, handlers):
     port = bench.free_port()
     folder = os.path.join(tmp, name)
     os.makedirs(os.path.join(folder, "scripts"))
-    definition = {"collections": {"*": {"rules": {"create": "loggedin", "update": "loggedin"}}}}
+    definition = {"collections": {"*": {"rules": {"create": "loggedIn", "update": "loggedIn"}}}}
     if handlers:
         with open(os.path.join(folder, "scripts", "Votes.js"), "w") as f:
             f.write(HANDLER)

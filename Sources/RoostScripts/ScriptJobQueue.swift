@@ -37,6 +37,8 @@ final class ScriptJobQueue: @unchecked Sendable {
 
     var modules: ScriptModules { condition.withLock { current } }
     var isStopped: Bool { condition.withLock { stopped } }
+    /// Jobs waiting for a worker.
+    var waiting: Int { condition.withLock { jobs.count - head } }
 
     /// Queues a job unless `limit` wait already (or the pool is stopping).
     func enqueue(_ job: ScriptJob, limit: Int) -> Bool {

@@ -38,6 +38,9 @@ public final class ScriptRuntime: Sendable {
     /// Entered by each pool thread while it runs.
     private let running = DispatchGroup()
 
+    /// Invocations waiting for a free worker now.
+    public var waiting: Int { queue.waiting }
+
     public init(configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
         self.log = log

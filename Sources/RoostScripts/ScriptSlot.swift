@@ -29,10 +29,11 @@ struct ScriptSlot {
     private func run(_ job: ScriptJob, on worker: inout ScriptWorkerProcess?) throws -> ScriptOutcome {
         let name = job.invocation.name
         let start = ScriptChannel.monotonicNanoseconds()
-        let deadline = start + UInt64(timeout * 1e9)
         if job.enqueuedAt + UInt64(timeout * 1e9) < start { throw RoostError.scriptsBusy }
         do {
-            let process = try ready(&worker, deadline: deadline)
+            // Starting a worker is the pool's cost, not the script's: its time starts after.
+            let process = try ready(&worker, deadline: start + 30_000_000_000)
+            let deadline = ScriptChannel.monotonicNanoseconds() + UInt64(timeout * 1e9)
             try process.channel.send(invokeMessage(job.invocation))
             return try converse(job, over: process.channel, deadline: deadline)
         } catch let error as ScriptChannelError {

@@ -41,32 +41,21 @@ extension Application {
             ?? ""
         let address = "\(scheme)://\(configuration.host):\(configuration.port)\(prefix)"
         return ScriptHandlerRunner(
-            runtime: runtime, definitions: definitions, objects: objects,
+            runtime: runtime, definitions: definitions, objects: objects, accounts: accounts,
             makeCalls: scriptCallsFactory(
                 objects: objects, accounts: accounts, appAddress: address, logger: logger),
             appAddress: address, logger: logger)
     }
 
-    /// The `ff` API host for one run.
+    /// The `ff` API host for one handler run.
     static func scriptCallsFactory(
         objects: ObjectService, accounts: AccountService, appAddress: String, logger: Logger
     ) -> ScriptCallsFactory {
-        { caller, rights, requestId in
-            PendingScriptCalls(logger: logger, requestId: requestId)
+        { caller, rights, name in
+            FatFractalScriptAPI(
+                objects: objects, accounts: accounts,
+                rights: FatFractalScriptAPI.rights(rights, caller: caller),
+                appAddress: appAddress, requestID: "-", scriptName: name, logger: logger)
         }
-    }
-}
-
-/// Until the ff API host lands: every data call fails clearly.
-struct PendingScriptCalls: ScriptCallHandling {
-    let logger: Logger
-    let requestId: String?
-
-    func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
-        throw RoostError.scriptServiceNotConfigured("ff.\(method)", service: "the script data API")
-    }
-
-    func log(level: String, message: String) {
-        logger.info("script: \(message)\(requestId.map { " [request \($0)]" } ?? "")")
     }
 }

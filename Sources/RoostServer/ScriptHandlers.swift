@@ -4,10 +4,10 @@ import RoostJSON
 import RoostScripts
 import RoostStore
 
-/// Makes the `ff` API host a script's data calls go through: with the rights of `caller` (or of
-/// the system, as the handler or extension declares), for request `requestId` when there is one.
+/// Makes the `ff` API host a handler's data calls go through: with the rights of `caller` (or of
+/// the system, as the handler declares); `name` is the handler's, for its log lines.
 typealias ScriptCallsFactory =
-    @Sendable (_ caller: Principal?, _ rights: ScriptRights, _ requestId: String?) ->
+    @Sendable (_ caller: Principal?, _ rights: ScriptRights, _ name: String) ->
     any ScriptCallHandling
 
 /// Runs the app's PRE and POST handlers around object writes (the object service asks it; see
@@ -18,6 +18,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
     let definitions: AppDefinitionSource
     /// Reads the caller's FFUser for `ff.getActiveUser()`; its writes run no handler.
     let objects: ObjectService
+    let accounts: AccountService
     let makeCalls: ScriptCallsFactory
     let appAddress: String
     let logger: Logger
@@ -80,16 +81,11 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             kind: .handler, name: handler.name, entry: handler.entry, argument: JSONWriter.string(data),
             data: data,
             context: context)
-        return try await runtime.invoke(invocation, calls: makeCalls(caller, handler.rights, nil))
+        return try await runtime.invoke(invocation, calls: makeCalls(caller, handler.rights, handler.name))
     }
 
-    /// The caller's FFUser in the wire shape, or null for an anonymous caller.
+    /// The caller's FFUser in the wire shape, or FatFractal's `anonymous` user.
     func activeUser(_ caller: Principal?) async -> JSONValue {
-        guard let caller,
-            let user = try? await objects.object(
-                in: AccountService.userCollection, guid: caller.userGuid, caller: caller),
-            case .object(let document)? = try? JSONParser.parse(user.document)
-        else { return .null }
-        return FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
+        (try? await FatFractalScriptAPI.activeUser(caller, accounts: accounts)) ?? .null
     }
 }

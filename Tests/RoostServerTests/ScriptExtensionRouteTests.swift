@@ -5,7 +5,7 @@ import RoostTestSupport
 import Testing
 
 /// Extensions end to end over HTTP; they need the script runtime wired into the server.
-@Suite("Extensions at /ff/ext/<name>", .disabled("needs the script runtime"))
+@Suite("Extensions at /ff/ext/<name>")
 struct ScriptExtensionRouteTests {
     /// Our own scripts in FatFractal's style (not FatFractal's files).
     static let module = #"""

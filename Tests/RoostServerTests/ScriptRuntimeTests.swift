@@ -14,13 +14,14 @@ import Testing
         var ff = require('ffef/FatFractal');
         exports.spin = function () { while (true) {} };
         exports.echo = function (argument) { return 'echo:' + argument; };
-        exports.bomb = function () { var a = []; while (true) { a.push(new Array(100000).join('x')); } };
+        exports.bomb = function () { var a = []; while (true) { a.push(new Array(100000).join('x') + a.length); } };
         exports.fetch = function () {
             var object = ff.getObjFromUrl('/ff/resources/Celebrity/abc');
             print('fetched', object.name);
             return object.name + '!';
         };
         exports.napThenEcho = function (argument) {
+            ff.getObjFromUrl('/ff/resources/Started/' + argument);
             var until = Date.now() + 300;
             while (Date.now() < until) {}
             return argument;
@@ -28,7 +29,7 @@ import Testing
         """
     ]
 
-    func runtime(timeout: Double = 2, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256)
+    func runtime(timeout: Double = 10, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256)
         async throws
         -> ScriptRuntime
     {
@@ -104,11 +105,12 @@ import Testing
     @Test("past the queue limit a run is refused at once with 503 scripts_busy")
     func fullQueue() async throws {
         let runtime = try await runtime(timeout: 10, workers: 1, queueLimit: 1)
-        // One runs, one waits; a third finds the queue full.
-        async let first = runtime.invoke(invocation("napThenEcho", argument: "1"), calls: RecordingCalls())
-        try await Task.sleep(for: .milliseconds(100))
+        // One runs (it has made its first call), one waits; a third finds the queue full.
+        let started = RecordingCalls()
+        async let first = runtime.invoke(invocation("napThenEcho", argument: "1"), calls: started)
+        #expect(await eventually { started.calls.count == 1 })
         async let second = runtime.invoke(invocation("napThenEcho", argument: "2"), calls: RecordingCalls())
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { runtime.waiting == 1 })
         await #expect { try await runtime.invoke(invocation("echo"), calls: RecordingCalls()) } throws: {
             ($0 as? RoostError)?.code == "scripts_busy" && ($0 as? RoostError)?.status == 503
         }

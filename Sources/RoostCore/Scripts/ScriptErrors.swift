@@ -16,7 +16,7 @@ extension RoostError {
         RoostError(
             status: 500, code: "script_failed",
             message:
-                "The server-side script '\(name)' failed. Its error is in the server's log under this request's id.",
+                "The server-side script '\(name)' failed; the server's log has its error.",
             details: details(["script": .string(name)]))
     }
 
