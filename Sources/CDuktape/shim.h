@@ -226,6 +226,11 @@ static inline void roost_duk_host_release(roost_duk_host *_Nonnull host) {
 /// but 0-3, and a closed peer is an error rather than SIGPIPE.
 static inline void roost_worker_harden(void) {
     (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    // A server killed with SIGKILL takes its workers along, even one stuck in an endless loop.
+    // (The signal comes when the spawning thread ends: the pool's threads live as long as the
+    // pool and kill their workers first.) A server gone before this line closed the channel, so
+    // the worker's first read ends it.
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     signal(SIGPIPE, SIG_IGN);
 #if defined(SYS_close_range)
     if (syscall(SYS_close_range, 4U, ~0U, 0U) == 0) return;
