@@ -44,7 +44,7 @@ public enum TestBackend: String, Sendable {
     }
 
     /// The `roost` commands that take `--database`.
-    public static let commandsTakingDatabase: Set<String> = ["users", "index"]
+    public static let commandsTakingDatabase: Set<String> = ["users", "index", "script"]
 }
 
 extension TestBackend {

@@ -22,6 +22,7 @@ let mainHelp = """
       backup     Copy the data folder while the server runs
       restore    Replace the data folder with a backup
       migrate    List (--dry-run) or apply the schema migrations this version brings
+      script     Run a JavaScript file against a data folder, as a handler would
       version    Print the version and the commit it was built from
       help       Show help for a command, e.g. 'roost help serve'
 
@@ -51,7 +52,7 @@ let helpHelp = """
 let commandHelp: [String: () -> String] = [
     "serve": serveHelp, "users": { usersHelp }, "index": { indexHelp }, "app": { appHelp },
     "blobs": { blobsHelp }, "backup": { backupHelp }, "restore": { restoreHelp },
-    "migrate": { migrateHelp }, "version": { versionHelp }, "help": { helpHelp },
+    "migrate": { migrateHelp }, "script": { scriptHelp }, "version": { versionHelp }, "help": { helpHelp },
 ]
 
 func serveHelp() -> String {
@@ -264,6 +265,8 @@ case "restore":
     status = await restore(Array(arguments.dropFirst()))
 case "migrate":
     status = await migrate(Array(arguments.dropFirst()))
+case "script":
+    status = await script(Array(arguments.dropFirst()))
 case "script-worker":
     status = scriptWorker()
 default:
