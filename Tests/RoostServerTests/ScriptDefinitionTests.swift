@@ -1,3 +1,4 @@
+import Foundation
 import RoostCore
 import Testing
 
@@ -279,5 +280,26 @@ struct ScriptDefinitionTests {
                     == "roostDefinitionBundle: the stored definition was written by a newer version of Roost; upgrade this instance"
             )
         }
+    }
+}
+
+extension ScriptDefinitionTests {
+    @Test("the README's handlers and extensions are a valid definition with the files it lists")
+    func readmeExample() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "### Defining handlers and extensions"))
+        let start = try #require(readme.range(of: "```json\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let definition = try Self.parse(
+            String(readme[start.upperBound..<end.lowerBound]),
+            modules: [
+                "scripts/WouldYaEventHandlers": "", "scripts/AggregateStats": "", "scripts/lib/util": "",
+            ])
+        #expect(definition.scripts.handlers.map(\.name) == ["WouldYaCreate", "CheckVote"])
+        #expect(definition.scripts.handlers[1].phase == .pre)
+        #expect(definition.scripts.extensions["Hello"]?.secured == false)
+        #expect(definition.scripts.extensions["Hello"]?.rights == .system)
     }
 }
