@@ -168,6 +168,36 @@ struct ScriptFolderTests {
         await server.stop()
     }
 
+    @Test(
+        "SIGHUP with a bad script file keeps the running definition; roost app apply puts the fixed one in force"
+    )
+    func reloadOfARunningServer() async throws {
+        let folder = try Self.app()
+        let data = TestServer.makeTemporaryDirectory()
+        let server = try RoostProcess(dataDirectory: data, arguments: ["--app", folder + "/roost.json"])
+        let client = TestHTTPClient(port: server.port)
+        let status = data + "/roost.reload-status"
+        try Self.write(folder + "/scripts/lib/Bad.js", Data([0x61, 0xFF]))
+        server.process.signal(SIGHUP)
+        let reported = await eventually {
+            (try? String(contentsOfFile: status, encoding: .utf8)).map { $0.hasSuffix("\n") } ?? false
+        }
+        #expect(reported)
+        #expect(
+            try String(contentsOfFile: status, encoding: .utf8)
+                == "error: scripts/lib/Bad.js: not UTF-8 text\n")
+        #expect(try await client.send("GET", "/health").status == 200)
+
+        let refused = try await runRoost(["app", "apply", folder + "/roost.json", "--data-dir", data])
+        #expect(refused.status == 65)
+        #expect(refused.errorOutput == "roost: \(folder)/roost.json: scripts/lib/Bad.js: not UTF-8 text\n")
+        try FileManager.default.removeItem(atPath: folder + "/scripts/lib/Bad.js")
+        let applied = try await runRoost(["app", "apply", folder + "/roost.json", "--data-dir", data])
+        #expect(applied.status == 0, "\(applied.errorOutput)")
+        #expect(try String(contentsOfFile: status, encoding: .utf8) == "ok\n")
+        _ = try await server.stop(signal: SIGTERM)
+    }
+
     @Test("roost app check counts handlers, extensions and script files, and names a bad file")
     func check() async throws {
         let folder = try Self.app(["scripts/lib/util.js": ""])
