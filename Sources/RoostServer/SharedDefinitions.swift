@@ -5,8 +5,9 @@ import RoostStore
 import Synchronization
 
 /// Keeps an instance's app definition the one stored in the database it shares with others:
-/// `roost app apply --database URL`, or a SIGHUP'd instance's file, stores a definition, and
-/// every instance puts it in force within a second (a notification, or the listener's re-check).
+/// `roost app apply --database URL`, or a SIGHUP'd instance's file, stores a definition with its
+/// script modules (``AppDefinitionFiles/bundle``), and every instance puts it in force within a
+/// second (a notification, or the listener's re-check).
 final class SharedDefinitionFollower: Sendable {
     private let store: any SharedDefinitionStore
     private let definitions: AppDefinitionSource
@@ -29,11 +30,11 @@ final class SharedDefinitionFollower: Sendable {
     /// definition, if there is one.
     func adopt() async throws {
         if let path = definitions.path {
-            let text = try Self.contents(of: path)
-            let stored = try await store.storeDefinition(text, at: Self.now())
+            let files = try AppDefinitionSource.files(path)
+            let stored = try await store.storeDefinition(files.bundle, at: Self.now())
             revision.withLock { $0 = stored }
         } else if let (stored, text) = try await store.storedDefinition() {
-            definitions.replace(with: try AppDefinition.parse(text))
+            definitions.replace(with: try AppDefinitionFiles(stored: text).parse())
             revision.withLock { $0 = stored }
         }
     }
@@ -51,15 +52,15 @@ final class SharedDefinitionFollower: Sendable {
         follower.withLock { $0 = task }
     }
 
-    /// Stores the definition file's text for every instance (SIGHUP, `roost app apply` on a
-    /// data folder), then puts it in force here at once.
+    /// Stores the definition file and its scripts for every instance (SIGHUP, `roost app apply`
+    /// on a data folder), then puts them in force here at once.
     func publish(path: String, install: @Sendable (AppDefinition) async throws -> Void) async throws
         -> AppDefinition
     {
-        let text = try Self.contents(of: path)
-        let definition = try AppDefinition.parse(text)
+        let files = try AppDefinitionSource.files(path)
+        let definition = try files.parse()
         try await install(definition)
-        let stored = try await store.storeDefinition(text, at: Self.now())
+        let stored = try await store.storeDefinition(files.bundle, at: Self.now())
         revision.withLock { $0 = max($0, stored) }
         definitions.replace(with: definition)
         return definition
@@ -71,7 +72,7 @@ final class SharedDefinitionFollower: Sendable {
             guard let (stored, text) = try await store.storedDefinition(),
                 stored > revision.withLock({ $0 })
             else { return }
-            let definition = try AppDefinition.parse(text)
+            let definition = try AppDefinitionFiles(stored: text).parse()
             try await install(definition)
             let adopted = revision.withLock { current in
                 guard stored > current else { return false }
@@ -98,15 +99,6 @@ final class SharedDefinitionFollower: Sendable {
         }
         task?.cancel()
         await task?.value
-    }
-
-    private static func contents(of path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            // Loading fails the same way, with the error that says what to check.
-            _ = try AppDefinitionSource.load(path)
-            throw CocoaError(.fileReadUnknown)
-        }
-        return Array(data)
     }
 
     private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }

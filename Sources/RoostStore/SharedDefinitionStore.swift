@@ -1,7 +1,8 @@
 /// The app definition kept in a database that several instances share, so that one
 /// `roost app apply --database URL` reaches them all. SQLite has none: one server reads its file.
 public protocol SharedDefinitionStore: Sendable {
-    /// The stored definition's text and revision; nil before the first apply.
+    /// The stored definition (its text, or since scripts a bundle of the text and the script
+    /// modules; see `AppDefinitionFiles`) and revision; nil before the first apply.
     func storedDefinition() async throws -> (revision: Int64, text: [UInt8])?
     /// Stores `text` as the definition in force unless it is the stored one already; returns
     /// the revision that holds it. Every instance hears of a change.

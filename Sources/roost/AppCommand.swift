@@ -3,8 +3,9 @@ import RoostCore
 import RoostServer
 
 let appHelp = """
-    Check or apply an app definition (roost.json): access rules, owner-only fields, indexes and
-    settings.
+    Check or apply an app definition (roost.json): access rules, owner-only fields, indexes,
+    settings, and server-side handlers and extensions with the script files of the scripts
+    folder next to it.
 
     USAGE:
       roost app check FILE
@@ -20,7 +21,9 @@ let appHelp = """
 
     import  translates a FatFractal app definition into a Roost one (standard output, or the
             --output file, which must not exist yet) and lists on standard error every line it
-            could not translate, and why.
+            could not translate, and why. From FatFractal's layout (ff-config/application.ffdl
+            beside ff-scripts/), --output also copies the ff-scripts .js files into the scripts
+            folder next to the output.
 
     With --database (or ROOST_DATABASE_URL), apply stores FILE in the PostgreSQL database that
     servers share instead: every instance on it puts the definition in force within a second,
@@ -102,8 +105,7 @@ func app(_ arguments: [String]) async -> Int32 {
         return 65
     }
     if action == "check" {
-        let count = definition.collections.count
-        say("\(files[0]) is valid: \(count) collection\(count == 1 ? "" : "s") declared")
+        say("\(files[0]) is valid: \(summary(of: definition)) declared")
         return 0
     }
     if database.databaseURL != nil { return await applyShared(file: files[0], database: database) }
@@ -113,10 +115,11 @@ func app(_ arguments: [String]) async -> Int32 {
 /// Stores a valid definition in the shared database, where every instance finds it.
 private func applyShared(file: String, database: CommandDatabase) async -> Int32 {
     do {
-        let text = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        // The definition and its scripts, read again as they were checked.
+        let bundle = try AppDefinitionSource.files(file).bundle
         let revision = try await database.withStorage { storage in
             try await storage.sharedDefinitions?.storeDefinition(
-                text, at: Int64(Date().timeIntervalSince1970 * 1000)) ?? 0
+                bundle, at: Int64(Date().timeIntervalSince1970 * 1000)) ?? 0
         }
         say(
             "roost: \(file) is revision \(revision) of the app definition; every server on the database puts it in force within a second"
@@ -153,6 +156,7 @@ private func apply(file: String, dataDirectory: String) async -> Int32 {
             let contents = try Data(contentsOf: URL(fileURLWithPath: file))
             try contents.write(to: URL(fileURLWithPath: target), options: .atomic)
             say("roost: installed \(file) as \(target)")
+            warnAboutScripts(source: source, target: target)
         }
     } catch {
         printError("cannot write \(target): \(error.localizedDescription)")
@@ -174,6 +178,28 @@ private func apply(file: String, dataDirectory: String) async -> Int32 {
     }
     printError("the server (pid \(pid)) did not confirm the reload within 10 seconds; check its log")
     return 75
+}
+
+/// "2 collections, 1 handler, 1 extension, 3 script files".
+private func summary(of definition: AppDefinition) -> String {
+    func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+    var parts = [count(definition.collections.count, "collection")]
+    let scripts = definition.scripts
+    if !scripts.handlers.isEmpty { parts.append(count(scripts.handlers.count, "handler")) }
+    if !scripts.extensions.isEmpty { parts.append(count(scripts.extensions.count, "extension")) }
+    if !scripts.modules.isEmpty { parts.append(count(scripts.modules.count, "script file")) }
+    return parts.joined(separator: ", ")
+}
+
+/// The server reads the scripts folder next to the file it runs, not the one next to FILE.
+private func warnAboutScripts(source: String, target: String) {
+    let folder = { (path: String) in URL(fileURLWithPath: path).deletingLastPathComponent().path + "/scripts"
+    }
+    guard folder(source) != folder(target), FileManager.default.fileExists(atPath: folder(source)) else {
+        return
+    }
+    printError(
+        "note: the server reads script files from \(folder(target)), not \(folder(source)); copy them there")
 }
 
 /// `roost app import application.ffdl [--output roost.json]`.
@@ -202,21 +228,75 @@ private func importFFDL(_ arguments: [String]) -> Int32 {
     for line in result.lines where line.outcome != .translated {
         printError("\(files[0]):\(line.number): \(line.outcome.rawValue): \(line.text)\n    \(line.reason)")
     }
+    // FatFractal's layout: ff-config/application.ffdl beside ff-scripts/, whose files its
+    // require('scripts/X') loaded.
+    let configFolder = URL(fileURLWithPath: files[0]).standardizedFileURL.deletingLastPathComponent()
+    let ffScripts = configFolder.deletingLastPathComponent().appendingPathComponent("ff-scripts").path
+    var modules: [String: String] = [:]
+    if configFolder.lastPathComponent == "ff-config" {
+        do {
+            modules = try ScriptFolder.modules(in: ffScripts, label: "ff-scripts")
+        } catch {
+            printError("\(error)")
+            return 65
+        }
+    }
     guard let output else {
         print(result.definitionText, terminator: "")
+        if !modules.isEmpty {
+            printError(
+                "note: the \(modules.count) script files of \(ffScripts) are copied only with --output roost.json, into the scripts folder next to it"
+            )
+        }
         return 0
     }
-    guard !FileManager.default.fileExists(atPath: output) else {
-        printError("\(output) exists; choose another --output or remove it first")
+    return writeImport(result, modules: modules, from: ffScripts, to: output)
+}
+
+/// Writes the imported definition and copies FatFractal's script files next to it; nothing is
+/// written when a file would be overwritten.
+private func writeImport(
+    _ result: FFDLImport, modules: [String: String], from ffScripts: String, to output: String
+)
+    -> Int32
+{
+    let scriptsFolder = URL(fileURLWithPath: output).deletingLastPathComponent().appendingPathComponent(
+        "scripts")
+    let copies = modules.sorted { $0.key < $1.key }.map { id, source in
+        (
+            path: scriptsFolder.path + "/" + id.dropFirst(ScriptSettings.modulePrefix.count) + ".js",
+            source: source
+        )
+    }
+    for path in [output] + copies.map(\.path) where FileManager.default.fileExists(atPath: path) {
+        printError("\(path) exists; choose another --output or remove it first")
         return 73
     }
     guard FileManager.default.createFile(atPath: output, contents: Data(result.definitionText.utf8)) else {
         printError("cannot write \(output)")
         return 73
     }
+    for copy in copies {
+        let folder = URL(fileURLWithPath: copy.path).deletingLastPathComponent().path
+        guard
+            (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true))
+                != nil,
+            FileManager.default.createFile(atPath: copy.path, contents: Data(copy.source.utf8))
+        else {
+            printError("cannot write \(copy.path)")
+            return 73
+        }
+    }
     let translated = result.lines.filter { $0.outcome == .translated }.count
-    say(
-        "roost: wrote \(output) from \(translated) of \(result.lines.count) lines; check it with 'roost app check \(output)'"
-    )
+    say("roost: wrote \(output) from \(translated) of \(result.lines.count) lines")
+    if !copies.isEmpty {
+        say("roost: copied \(copies.count) script files from \(ffScripts) into \(scriptsFolder.path)")
+    }
+    do {
+        _ = try AppDefinitionSource.load(output)
+        say("roost: \(output) is valid; run it with 'roost serve --app \(output)'")
+    } catch {
+        printError("note: 'roost app check \(output)' refuses it as written: \(error)")
+    }
     return 0
 }

@@ -52,12 +52,29 @@ import Testing
                       }
                     }
                   },
-                  "serverScripts": ["CREATE HANDLER VoteCreate POST ON /Vote Create as javascript:require('scripts/Votes').onCreate(FF_EVENT_DATA_JSON);","CREATE EXTENSION /Stats AS javascript:require('scripts/Stats').run(FF_EXTENSION_REQUEST_DATA_JSON);"]
+                  "handlers": {
+                    "VoteCreate": {
+                      "collection": "Vote",
+                      "events": ["create"],
+                      "phase": "post",
+                      "script": "scripts/Votes",
+                      "function": "onCreate",
+                      "runAs": "system"
+                    }
+                  },
+                  "extensions": {
+                    "Stats": {
+                      "script": "scripts/Stats",
+                      "function": "run",
+                      "runAs": "system"
+                    }
+                  }
                 }
 
                 """)
-        // What it made is a valid definition.
-        let definition = try AppDefinition.parse(Array(result.definitionText.utf8))
+        // What it made is a valid definition (with the script files it names).
+        let definition = try AppDefinition.parse(
+            Array(result.definitionText.utf8), modules: ["scripts/Votes": "", "scripts/Stats": ""])
         #expect(definition.settings.allowAutoRegistration)
         #expect(!definition.settings.allowNewCollections)
         let outcomes = result.lines.map { "\($0.number) \($0.outcome.rawValue)" }
@@ -66,7 +83,7 @@ import Testing
                 "1 not needed", "2 not translated", "3 translated", "4 translated", "5 not needed",
                 "6 not translated", "7 not translated", "8 translated", "12 not needed", "13 not needed",
                 "14 translated", "15 not translated", "16 translated", "17 not translated", "18 translated",
-                "19 kept for server-side scripts", "20 kept for server-side scripts", "21 not translated",
+                "19 translated", "20 translated", "21 not translated",
             ])
         // A secret setting's value never reaches the report.
         #expect(result.lines[6].text == "SET ApplePushKeystorePassword <hidden>")

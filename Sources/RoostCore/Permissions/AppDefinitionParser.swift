@@ -26,9 +26,11 @@ extension AppDefinition {
     /// The largest definition file accepted.
     public static let maximumBytes = 1 << 20
 
-    /// Parses `roost.json`. Unknown keys are errors: a misspelt rule must not silently fall back
-    /// to a default.
-    public static func parse(_ bytes: [UInt8]) throws(AppDefinitionError) -> AppDefinition {
+    /// Parses `roost.json` with the app's script modules (source by module id, `scripts/Name`).
+    /// Unknown keys are errors: a misspelt rule must not silently fall back to a default.
+    public static func parse(_ bytes: [UInt8], modules: [String: String] = [:]) throws(AppDefinitionError)
+        -> AppDefinition
+    {
         guard bytes.count <= maximumBytes else {
             throw AppDefinitionError(
                 field: nil, line: nil, column: nil, message: "the file is larger than 1 MiB")
@@ -45,17 +47,14 @@ extension AppDefinition {
             throw .at("(top level)", "the definition is a JSON object with 'settings' and 'collections'")
         }
         try allowOnly(
-            ["settings", "collections", "groups", "cors", "compatibility", "serverScripts", "hosting"],
+            [
+                "settings", "collections", "groups", "cors", "compatibility", "handlers", "extensions",
+                "serverScripts", "hosting",
+            ],
             in: top,
             at: "")
-        if let scripts = top["serverScripts"] {
-            guard case .array(let items) = scripts, items.allSatisfy({ $0.stringValue != nil }) else {
-                throw .at(
-                    "serverScripts",
-                    "a list of FFDL lines (CREATE HANDLER or CREATE EXTENSION), kept for later")
-            }
-        }
         var definition = AppDefinition()
+        definition.scripts = try parseScripts(top, modules: modules)
         if let hosting = top["hosting"] { definition.hosting = try parseHosting(hosting) }
         if let compatibility = top["compatibility"] {
             guard let text = compatibility.stringValue, let parsed = Compatibility(rawValue: text) else {
@@ -292,7 +291,7 @@ extension AppDefinition {
         return names
     }
 
-    private static func allowOnly(_ keys: [String], in object: JSONObject, at prefix: String)
+    static func allowOnly(_ keys: [String], in object: JSONObject, at prefix: String)
         throws(AppDefinitionError)
     {
         for key in object.keys where !keys.contains(key) {

@@ -37,13 +37,21 @@ public final class AppDefinitionSource: Sendable {
         return definition
     }
 
-    /// Reads and parses a definition file.
+    /// Reads and parses a definition file and the script modules in the `scripts` folder next
+    /// to it.
     public static func load(_ path: String) throws(AppDefinitionError) -> AppDefinition {
+        try files(path).parse()
+    }
+
+    /// Reads a definition file and the script modules next to it, without parsing the definition.
+    public static func files(_ path: String) throws(AppDefinitionError) -> AppDefinitionFiles {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw AppDefinitionError(
                 field: nil, line: nil, column: nil,
                 message: "cannot read '\(path)'; check that the file exists and is readable")
         }
-        return try AppDefinition.parse(Array(data))
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let modules = try ScriptFolder.modules(in: folder + "/scripts")
+        return AppDefinitionFiles(text: Array(data), modules: modules)
     }
 }

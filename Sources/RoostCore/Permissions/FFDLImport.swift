@@ -7,8 +7,7 @@ public struct FFDLImport: Sendable {
     /// What became of one line.
     public struct Line: Sendable, Equatable {
         public enum Outcome: String, Sendable {
-            case translated, notNeeded = "not needed", notTranslated = "not translated",
-                kept = "kept for server-side scripts"
+            case translated, notNeeded = "not needed", notTranslated = "not translated"
         }
         /// 1-based.
         public let number: Int
@@ -25,21 +24,38 @@ public struct FFDLImport: Sendable {
     private var settings = JSONObject()
     private var collections = JSONObject()
     private var origins: [JSONValue] = []
-    private var scripts: [JSONValue] = []
+    private var handlers = JSONObject()
+    private var extensions = JSONObject()
+    /// The line each handler and extension came from, by name.
+    private var declaredAt: [String: Int] = [:]
 
-    /// Translates the text of an `application.ffdl`.
+    /// Translates the text of an `application.ffdl`. A line ending in `\` goes on on the next
+    /// one, as FatFractal read it; the statement is numbered by its first line.
     public init(ffdl text: String) {
+        var statement = ""
+        var first = 0
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = String(raw).trimmed(of: " \t\r")
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            translate(String(line), number: index + 1)
+            if statement.isEmpty {
+                if line.isEmpty || line.hasPrefix("#") { continue }
+                first = index + 1
+            }
+            if line.hasSuffix("\\") {
+                statement += String(line.dropLast()).trimmed(of: " \t") + " "
+                continue
+            }
+            statement += line
+            translate(statement.trimmed(of: " "), number: first)
+            statement = ""
         }
+        if !statement.isEmpty { translate(statement.trimmed(of: " "), number: first) }
         if !origins.isEmpty {
             definition["cors"] = .object(JSONObject(uniqueMembers: [("allowedOrigins", .array(origins))]))
         }
         if !settings.isEmpty { definition["settings"] = .object(settings) }
         if !collections.isEmpty { definition["collections"] = .object(collections) }
-        if !scripts.isEmpty { definition["serverScripts"] = .array(scripts) }
+        if !handlers.isEmpty { definition["handlers"] = .object(handlers) }
+        if !extensions.isEmpty { definition["extensions"] = .object(extensions) }
     }
 
     private mutating func record(_ number: Int, _ text: String, _ outcome: Line.Outcome, _ reason: String) {
@@ -65,16 +81,50 @@ public struct FFDLImport: Sendable {
             case "OBJECTTYPE":
                 objectType(line, number: number)
             case "HANDLER", "EXTENSION":
-                scripts.append(.string(line))
-                record(
-                    number, line, .kept,
-                    "server-side scripts are not supported yet; kept under serverScripts for when they are")
+                script(line, number: number)
             default:
                 record(number, line, .notTranslated, "Roost has no equivalent of CREATE \(keyword[1])")
             }
         default:
             record(number, line, .notTranslated, "not a statement this importer knows")
         }
+    }
+
+    private mutating func script(_ line: String, number: Int) {
+        switch Self.scriptStatement(line) {
+        case .handler(let name, let body):
+            declare(name, body, handler: true, line, number)
+        case .extension(let name, let body):
+            declare(name, body, handler: false, line, number)
+        case .untranslatable(let reason):
+            record(number, line, .notTranslated, reason)
+        }
+    }
+
+    private mutating func declare(
+        _ name: String, _ body: JSONObject, handler: Bool, _ line: String, _ number: Int
+    ) {
+        let key = handler ? "handlers" : "extensions"
+        let limit = handler ? ScriptSettings.maximumHandlers : ScriptSettings.maximumExtensions
+        var list = handler ? handlers : extensions
+        defer { if handler { handlers = list } else { extensions = list } }
+        if list[name] != nil {
+            let earlier = declaredAt["\(key).\(name)"] ?? 0
+            return record(number, line, .notTranslated, "'\(name)' is declared on line \(earlier) already")
+        }
+        guard list.count < limit else {
+            return record(number, line, .notTranslated, "Roost takes at most \(limit) \(key)")
+        }
+        list[name] = .object(body)
+        declaredAt["\(key).\(name)"] = number
+        let entry =
+            if case .string(let module)? = body["script"], case .string(let function)? = body["function"] {
+                "\(module).js, function \(function)"
+            } else {
+                "its code"
+            }
+        record(
+            number, line, .translated, "\(key).\(name): runs \(entry) with system rights, as FatFractal did")
     }
 
     private mutating func setting(_ words: [String], line: String, number: Int) {

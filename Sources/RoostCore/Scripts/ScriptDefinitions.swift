@@ -104,3 +104,63 @@ public struct ScriptSettings: Sendable, Equatable {
         handlers.filter { $0.phase == phase && $0.collection == collection && $0.events.contains(event) }
     }
 }
+
+extension ScriptSettings {
+    /// The most handlers, and extensions, one definition declares.
+    public static let maximumHandlers = 100
+    public static let maximumExtensions = 100
+    /// The largest `code` snippet, in UTF-8 bytes.
+    public static let maximumCodeBytes = 64 * 1024
+    /// The most script files, the largest one and all of them together, in UTF-8 bytes.
+    public static let maximumModules = 500
+    public static let maximumModuleBytes = 1 << 20
+    public static let maximumTotalModuleBytes = 8 << 20
+    /// How many folders deep inside `scripts/` a script file may sit.
+    public static let maximumModuleFolderDepth = 4
+    /// The prefix of every module id: the `scripts` folder next to `roost.json`.
+    public static let modulePrefix = "scripts/"
+
+    /// A handler's or extension's name: 1 to 64 ASCII letters, digits or `_` (an extension's name
+    /// is its URL, `/ff/ext/<name>`).
+    public static func isValidName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        return (1...64).contains(bytes.count) && bytes.allSatisfy(isNameByte)
+    }
+
+    /// A module id: `scripts/` then 1 to 5 path segments (up to 4 folders and the file's name
+    /// without `.js`), each 1 to 128 of ASCII letters, digits, `_`, `-` or `.`, not starting
+    /// with `.`, the last not ending in `.js`; 256 bytes at most.
+    public static func isValidModuleID(_ id: String) -> Bool {
+        guard id.hasPrefix(modulePrefix), id.utf8.count <= 256, !id.hasSuffix(".js") else { return false }
+        let segments = id.dropFirst(modulePrefix.count).split(
+            separator: "/", omittingEmptySubsequences: false)
+        return (1...maximumModuleFolderDepth + 1).contains(segments.count)
+            && segments.allSatisfy(isValidPathSegment)
+    }
+
+    /// One file or folder name inside `scripts/` that can be part of a module id.
+    static func isValidPathSegment(_ segment: Substring) -> Bool {
+        let bytes = Array(segment.utf8)
+        return (1...128).contains(bytes.count) && bytes[0] != UInt8(ascii: ".")
+            && bytes.allSatisfy { isNameByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+    }
+
+    /// A JavaScript identifier (ASCII): a letter, `_` or `$`, then letters, digits, `_` or `$`;
+    /// 128 bytes at most.
+    public static func isValidFunctionName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= 128 else { return false }
+        let isStart = { (byte: UInt8) in
+            isLetter(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
+        }
+        return isStart(first) && bytes.allSatisfy { isStart($0) || (48...57).contains($0) }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (65...90).contains(byte) || (97...122).contains(byte)
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        isLetter(byte) || (48...57).contains(byte) || byte == UInt8(ascii: "_")
+    }
+}
