@@ -11,6 +11,8 @@ import argparse, datetime, os, re, signal, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the shared helpers: wrk, seeding)
 
+WORKERS = []
+
 HANDLER = """var ff = require('ffef/FatFractal');
 exports.count = function () {
     var vote = ff.getEventHandlerData();
@@ -36,7 +38,7 @@ def start(binary, tmp, name, handlers):
         bench.json.dump(definition, f)
     log = open(os.path.join(tmp, f"{name}.log"), "w")
     proc = subprocess.Popen([binary, "serve", "--port", str(port), "--data-dir", os.path.join(folder, "data"),
-                             "--app", app], stdout=log, stderr=log)
+                             "--app", app] + WORKERS, stdout=log, stderr=log)
     bench.wait_for(port, "/health")
     token = bench.call(port, "POST", "/ff/register", {"userName": "bench", "password": "benchpassword123"})["token"]
     auth = {"Authorization": f"Bearer {token}"}
@@ -64,7 +66,10 @@ def main():
     parser.add_argument("--roost", required=True)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--results", default=os.path.join(bench.HERE, "RESULTS.md"))
+    parser.add_argument("--script-workers", type=int)
     args = parser.parse_args()
+    if args.script_workers:
+        WORKERS.extend(["--script-workers", str(args.script_workers)])
     tmp = tempfile.mkdtemp(prefix="roost-bench-scripts-")
     results, procs = {}, []
     try:
@@ -80,6 +85,12 @@ def main():
                 total = sum(o.get("votes", 0) for o in bench.call(port, "GET", "/ff/resources/Counter?count=1000", None, auth)["items"])
                 votes = bench.call(port, "GET", "/ff/resources/Vote?count=1&total=true", None, auth).get("total")
                 results["counted"] = (total, votes)
+                metrics = bench.http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                metrics.request("GET", "/metrics")
+                text = metrics.getresponse().read().decode()
+                runs = re.search(r'roost_script_runs_total\{script="CountVote"\} (\d+)', text)
+                failures = re.findall(r'roost_script_failures_total\{script="CountVote",code="([a-z_]+)"\} (\d+)', text)
+                results["runs"] = (int(runs.group(1)) if runs else 0, failures)
             results[(name, "rss")] = bench.peak_rss_mib(proc.pid)
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
@@ -94,6 +105,7 @@ def main():
                     f"{with_['rps'] / without['rps']:.2f}× | {without['p99']:.2f} / {with_['p99']:.2f} ms | "
                     f"{without['errors'] + with_['errors']} |")
     counted, votes = results.get("counted", (None, None))
+    runs, failures = results.get("runs", (0, []))
     section = f"""## Server-side scripts
 
 {datetime.date.today().isoformat()}, {os.cpu_count()} cores; `bench/scripts.sh`, wrk {args.duration} s at 50 connections.
@@ -106,8 +118,10 @@ with the handler, at least 0.5× the rate without.
 |---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-Votes counted by the handler: {counted} of {votes} created (every create's POST handler ran before
-its answer). Peak RSS: {results[('without', 'rss')]:.0f} MiB without, {results[('with', 'rss')]:.0f} MiB
+Handler runs: {runs:,} for {votes:,} votes created, failures: {failures or "none"}.
+Votes counted by the handler: {counted:,} of {votes:,}. Every create's POST handler ran before
+its answer; the difference is the script's own read-modify-write race (two votes for one counter
+read the same count, and FatFractal's `updateObj` is last-write-wins), not lost runs. Peak RSS: {results[('without', 'rss')]:.0f} MiB without, {results[('with', 'rss')]:.0f} MiB
 with (the server; its worker processes are separate).
 """
     print(section)

@@ -37,6 +37,21 @@ void roost_set_mmap_threshold(int bytes) {
 
 extern char **environ;
 
+// A child starts with no signal blocked and the server's handled signals back at their defaults.
+static int reset_signals(posix_spawnattr_t *attributes) {
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGHUP);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    int status = posix_spawnattr_setsigmask(attributes, &empty);
+    if (status == 0) status = posix_spawnattr_setsigdefault(attributes, &defaults);
+    if (status == 0) status = posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    return status;
+}
+
 int roost_spawn(const char *path, char *const argv[], int input, int output, int error, int *pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
@@ -58,16 +73,7 @@ int roost_spawn(const char *path, char *const argv[], int input, int output, int
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
 #endif
-    sigset_t empty, defaults;
-    sigemptyset(&empty);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    sigaddset(&defaults, SIGHUP);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &empty);
-    if (status == 0) status = posix_spawnattr_setsigdefault(&attributes, &defaults);
-    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (status == 0) status = reset_signals(&attributes);
     pid_t child = 0;
     if (status == 0) status = posix_spawn(&child, path, &actions, &attributes, argv, environ);
     if (status == 0) *pid = child;
@@ -92,16 +98,7 @@ int roost_spawn_with_channel(const char *path, char *const argv[], char *const e
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 4);
 #endif
-    sigset_t empty, defaults;
-    sigemptyset(&empty);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    sigaddset(&defaults, SIGHUP);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &empty);
-    if (status == 0) status = posix_spawnattr_setsigdefault(&attributes, &defaults);
-    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (status == 0) status = reset_signals(&attributes);
     pid_t child = 0;
     if (status == 0) status = posix_spawn(&child, path, &actions, &attributes, argv, envp);
     if (status == 0) *pid = child;

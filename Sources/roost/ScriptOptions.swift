@@ -24,7 +24,7 @@ extension ServeOption {
         ServeOption(
             flag: "--script-workers", variable: "ROOST_SCRIPT_WORKERS", valueName: "N",
             help:
-                "script worker processes, each running one script at a time; started when the app defines scripts (default: one per core)"
+                "script worker processes, each running one script at a time; started when the app defines scripts (default: four per core, at most 64; a script mostly waits on its data calls)"
         ) {
             $0.scripts.workers = try integer($1, flag: "--script-workers", range: 1...256)
         },
