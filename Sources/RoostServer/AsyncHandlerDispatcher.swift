@@ -62,6 +62,8 @@ public final class AsyncHandlerDispatcher: Sendable {
     private let tasks = Mutex<[Task<Void, Never>]>([])
     /// The subscriptions this dispatcher last wrote to the outbox, while it kept the lease since.
     private let recorded = Mutex<Set<OutboxSubscription>?>(nil)
+    /// When the cursor last followed the log's end with no ASYNC handler defined.
+    private let lastIdleAdvance = Mutex<ContinuousClock.Instant?>(nil)
 
     /// `handlers` gives the definition in force's handlers (ASYNC ones are taken); `run` runs one
     /// on one change and throws when it failed. `clock` is wall-clock milliseconds.
@@ -134,23 +136,47 @@ public final class AsyncHandlerDispatcher: Sendable {
     @discardableResult
     public func dispatchRound() async throws -> Bool {
         let holder = options.holder
+        let asynchronous = handlers().filter { $0.phase == .async }
+        let subscriptions = Self.subscriptions(of: asynchronous)
+        let stale = recorded.withLock { $0 != subscriptions }
+        if asynchronous.isEmpty && !stale {
+            // Every commit wakes the dispatcher: with nothing to run, the cursor follows the
+            // log's end once a poll interval, so writes pay nothing for it.
+            let now = ContinuousClock.now
+            let interval = options.pollInterval
+            let idle = lastIdleAdvance.withLock { last -> Bool in
+                if let last, now - last < interval { return true }
+                last = now
+                return false
+            }
+            if idle { return false }
+        }
+        // Read first, so an instance with nothing to do (or without the lease) writes nothing:
+        // its own writes' commits wake it again.
+        let seen = try await outbox.dispatchedThrough()
+        let last = try await log.window().last
+        let due = try await outbox.dueRetries(now: clock(), limit: 1)
+        guard last > seen || !due.isEmpty || stale else { return false }
         guard try await outbox.claimLease(holder: holder, for: options.lease) else {
             // Another instance dispatches, and may record other subscriptions meanwhile.
             recorded.withLock { $0 = nil }
             return false
         }
-        let asynchronous = handlers().filter { $0.phase == .async }
-        try await recordSubscriptions(of: asynchronous)
-        let retried = try await retryDue(asynchronous)
-        let cursor = try await outbox.dispatchedThrough()
+        if stale {
+            try await outbox.setSubscriptions(subscriptions)
+            recorded.withLock { $0 = subscriptions }
+        }
         guard !asynchronous.isEmpty else {
-            // Nothing to run: events committed while no ASYNC handler is defined are not kept.
-            let last = try await log.window().last
-            if last > cursor {
+            // Nothing to run: events committed while no ASYNC handler is defined are not kept,
+            // and failed runs wait for their handler to be defined again.
+            if last > seen {
                 _ = try await outbox.complete(through: last, failures: [], holder: holder, lease: options.lease)
             }
-            return retried
+            return false
         }
+        let retried = try await retryDue(asynchronous)
+        // Read again under the lease: the previous holder may have moved it meanwhile.
+        let cursor = try await outbox.dispatchedThrough()
         let changes = try await log.changes(after: cursor, limit: options.batch, maxBytes: options.batchBytes)
         for change in changes {
             if Task.isCancelled { return false }
@@ -234,7 +260,7 @@ public final class AsyncHandlerDispatcher: Sendable {
         }
     }
 
-    private func recordSubscriptions(of asynchronous: [ScriptHandler]) async throws {
+    private static func subscriptions(of asynchronous: [ScriptHandler]) -> Set<OutboxSubscription> {
         var subscriptions = Set<OutboxSubscription>()
         for handler in asynchronous {
             for event in handler.events {
@@ -243,8 +269,6 @@ public final class AsyncHandlerDispatcher: Sendable {
                     OutboxSubscription(handler: handler.name, collection: handler.collection, operation: operation))
             }
         }
-        guard recorded.withLock({ $0 }) != subscriptions else { return }
-        try await outbox.setSubscriptions(subscriptions)
-        recorded.withLock { $0 = subscriptions }
+        return subscriptions
     }
 }

@@ -50,9 +50,11 @@ let countHandler = ScriptHandler(
     entry: ScriptEntry(module: "scripts/Count", function: "count"))
 
 func dispatcher(
-    _ storage: any Storage, _ probe: HandlerProbe, holder: String = "one", handlers: [ScriptHandler] = [countHandler]
+    _ storage: any Storage, _ probe: HandlerProbe, holder: String = "one", handlers: [ScriptHandler] = [countHandler],
+    batch: Int = 100
 ) -> AsyncHandlerDispatcher {
     var options = AsyncDispatchOptions()
+    options.batch = batch
     options.holder = holder
     options.pollInterval = .milliseconds(20)
     return AsyncHandlerDispatcher(
@@ -220,8 +222,10 @@ struct SharedDispatcherTests {
         try await PostgresTestDatabase.with { test in
             let one = try PostgresStorage(configuration: test.configuration)
             let two = try PostgresStorage(configuration: test.configuration)
-            let probe = HandlerProbe()
-            let dispatchers = [dispatcher(one, probe, holder: "one"), dispatcher(two, probe, holder: "two")]
+            let probes = [HandlerProbe(), HandlerProbe()]
+            let dispatchers = [
+                dispatcher(one, probes[0], holder: "one", batch: 4), dispatcher(two, probes[1], holder: "two", batch: 4),
+            ]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for index in 1...40 { try await one.objectStore.insert(object("Post", "p\(index)")) }
@@ -231,13 +235,15 @@ struct SharedDispatcherTests {
                     group.addTask {
                         while try await storage.scriptOutbox.dispatchedThrough() < 40 {
                             try await dispatcher.dispatchRound()
-                            try await Task.sleep(for: .milliseconds(5))
+                            // Given up after each round, the lease changes hands again and again.
+                            try await storage.scriptOutbox.releaseLease(holder: dispatcher.options.holder)
+                            try await Task.sleep(for: .milliseconds(2))
                         }
                     }
                 }
                 try await group.waitForAll()
             }
-            let runs = probe.runs.withLock { $0 }
+            let runs = probes.flatMap { probe in probe.runs.withLock { $0 } }
             #expect(runs.count == 40 && Set(runs).count == 40)
             for dispatcher in dispatchers { await dispatcher.stop() }
             await one.close()
