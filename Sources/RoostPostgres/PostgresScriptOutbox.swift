@@ -7,7 +7,8 @@ extension PostgresConnection: SQLRunning {}
 public final class PostgresScriptOutbox: ScriptOutboxStore {
     let database: PostgresDatabase
 
-    static let statements = ScriptOutboxSQL(clock: "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+    static let statements = ScriptOutboxSQL(
+        clock: "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint")
 
     /// The outbox: 70–79.
     public static let migrations = [
@@ -44,7 +45,8 @@ public final class PostgresScriptOutbox: ScriptOutboxStore {
         async throws -> Bool
     {
         try await database.write {
-            try Self.statements.complete($0, through: sequence, failures: failures, holder: holder, lease: lease)
+            try Self.statements.complete(
+                $0, through: sequence, failures: failures, holder: holder, lease: lease)
         }
     }
 
@@ -52,7 +54,8 @@ public final class PostgresScriptOutbox: ScriptOutboxStore {
         -> Bool
     {
         try await database.write {
-            try Self.statements.retried($0, sequence: sequence, handler: handler, failure: failure, holder: holder)
+            try Self.statements.retried(
+                $0, sequence: sequence, handler: handler, failure: failure, holder: holder)
         }
     }
 

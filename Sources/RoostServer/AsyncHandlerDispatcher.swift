@@ -68,7 +68,8 @@ public final class AsyncHandlerDispatcher: Sendable {
     /// `handlers` gives the definition in force's handlers (ASYNC ones are taken); `run` runs one
     /// on one change and throws when it failed. `clock` is wall-clock milliseconds.
     public init(
-        outbox: any ScriptOutboxStore, log: any ChangeLog, options: AsyncDispatchOptions = AsyncDispatchOptions(),
+        outbox: any ScriptOutboxStore, log: any ChangeLog,
+        options: AsyncDispatchOptions = AsyncDispatchOptions(),
         handlers: @escaping @Sendable () -> [ScriptHandler],
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         logger: @escaping @Sendable (String) -> Void = { _ in },
@@ -124,6 +125,7 @@ public final class AsyncHandlerDispatcher: Sendable {
                 do {
                     guard try await dispatchRound() else { break }
                 } catch {
+                    if Task.isCancelled { return }
                     logger("dispatching async script handlers failed: \(error)")
                     break
                 }
@@ -170,7 +172,8 @@ public final class AsyncHandlerDispatcher: Sendable {
             // Nothing to run: events committed while no ASYNC handler is defined are not kept,
             // and failed runs wait for their handler to be defined again.
             if last > seen {
-                _ = try await outbox.complete(through: last, failures: [], holder: holder, lease: options.lease)
+                _ = try await outbox.complete(
+                    through: last, failures: [], holder: holder, lease: options.lease)
             }
             return false
         }
@@ -189,7 +192,8 @@ public final class AsyncHandlerDispatcher: Sendable {
                     let next = options.nextAttempt(after: attempts, now: clock())
                     failures.append(
                         RunFailure(
-                            sequence: change.sequence, handler: handler.name, attempts: attempts, error: error,
+                            sequence: change.sequence, handler: handler.name, attempts: attempts,
+                            error: error,
                             nextAttempt: next))
                     if next == nil { metrics.gaveUp(handler.name) }
                 }
@@ -212,7 +216,8 @@ public final class AsyncHandlerDispatcher: Sendable {
     /// Whether `handler` runs for `change`.
     static func runs(_ handler: ScriptHandler, on change: Change) -> Bool {
         guard handler.collection == change.collection,
-            let event = ScriptHandler.Event(rawValue: change.operation.rawValue), handler.events.contains(event)
+            let event = ScriptHandler.Event(rawValue: change.operation.rawValue),
+            handler.events.contains(event)
         else { return false }
         return change.operation != .update || change.document != change.previousDocument
     }
@@ -228,7 +233,8 @@ public final class AsyncHandlerDispatcher: Sendable {
                     let attempts = failed.attempts + 1
                     let next = options.nextAttempt(after: attempts, now: clock())
                     failure = RunFailure(
-                        sequence: failed.change.sequence, handler: failed.handler, attempts: attempts, error: error,
+                        sequence: failed.change.sequence, handler: failed.handler, attempts: attempts,
+                        error: error,
                         nextAttempt: next)
                     if next == nil { metrics.gaveUp(handler.name) }
                 }
@@ -266,7 +272,8 @@ public final class AsyncHandlerDispatcher: Sendable {
             for event in handler.events {
                 guard let operation = Change.Operation(rawValue: event.rawValue) else { continue }
                 subscriptions.insert(
-                    OutboxSubscription(handler: handler.name, collection: handler.collection, operation: operation))
+                    OutboxSubscription(
+                        handler: handler.name, collection: handler.collection, operation: operation))
             }
         }
         return subscriptions

@@ -36,7 +36,10 @@ public final class AsyncHandlerMetrics: Sendable {
         let families: [(String, String, KeyPath<Counts, Int>)] = [
             ("roost_async_handler_runs_total", "Runs of ASYNC script handlers, retries included.", \.runs),
             ("roost_async_handler_failures_total", "Runs of ASYNC script handlers that failed.", \.failures),
-            ("roost_async_handler_given_up_total", "Events an ASYNC handler gave up on after its last attempt.", \.gaveUp),
+            (
+                "roost_async_handler_given_up_total",
+                "Events an ASYNC handler gave up on after its last attempt.", \.gaveUp
+            ),
         ]
         for (name, help, value) in families {
             text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"

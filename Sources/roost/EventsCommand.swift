@@ -60,7 +60,8 @@ func events(_ arguments: [String]) async -> Int32 {
             return 64
         }
         guard all != !ids.isEmpty else {
-            printError("'roost events retry' takes --all or event ids\nRun 'roost events --help' for the usage.")
+            printError(
+                "'roost events retry' takes --all or event ids\nRun 'roost events --help' for the usage.")
             return 64
         }
         if let bad = ids.first(where: { ScriptOutbox.parseEventID($0) == nil }) {
@@ -73,7 +74,10 @@ func events(_ arguments: [String]) async -> Int32 {
         return try await database.withStorage { storage in
             if action == "failed" {
                 let runs = try await storage.scriptOutbox.failedRuns(limit: eventsListLimit + 1)
-                say(json ? failedRunsJSON(runs.prefix(eventsListLimit)) : failedRunsTable(runs.prefix(eventsListLimit)))
+                say(
+                    json
+                        ? failedRunsJSON(runs.prefix(eventsListLimit))
+                        : failedRunsTable(runs.prefix(eventsListLimit)))
                 if runs.count > eventsListLimit {
                     printError("only the first \(eventsListLimit) failed runs are listed")
                 }
@@ -115,7 +119,8 @@ private func failedRunsTable(_ runs: ArraySlice<FailedRun>) -> String {
     let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
     return rows.map { row in
         row.enumerated().map { column, cell in
-            column == row.count - 1 ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
+            column == row.count - 1
+                ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
         }.joined()
     }.joined(separator: "\n")
 }

@@ -50,7 +50,8 @@ let countHandler = ScriptHandler(
     entry: ScriptEntry(module: "scripts/Count", function: "count"))
 
 func dispatcher(
-    _ storage: any Storage, _ probe: HandlerProbe, holder: String = "one", handlers: [ScriptHandler] = [countHandler],
+    _ storage: any Storage, _ probe: HandlerProbe, holder: String = "one",
+    handlers: [ScriptHandler] = [countHandler],
     batch: Int = 100
 ) -> AsyncHandlerDispatcher {
     var options = AsyncDispatchOptions()
@@ -64,7 +65,9 @@ func dispatcher(
 
 @Suite("Async handler dispatcher")
 struct AsyncDispatcherTests {
-    @Test("a run that keeps failing is retried after 1 s, 2 s, 4 s … and given up after 8", arguments: Backend.allCases)
+    @Test(
+        "a run that keeps failing is retried after 1 s, 2 s, 4 s … and given up after 8",
+        arguments: Backend.allCases)
     func backoffAndGiveUp(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let probe = HandlerProbe(failuresPerEvent: .max)
@@ -74,7 +77,9 @@ struct AsyncDispatcherTests {
             try await dispatcher.dispatchRound()
             #expect(try await storage.scriptOutbox.dispatchedThrough() == 2)
             var delays: [Int64] = []
-            while let run = try await storage.scriptOutbox.failedRuns(limit: 10).first, let next = run.nextAttempt {
+            while let run = try await storage.scriptOutbox.failedRuns(limit: 10).first,
+                let next = run.nextAttempt
+            {
                 delays.append(next - probe.clock())
                 // Not due yet: nothing runs.
                 probe.advance(next - probe.clock() - 1)
@@ -87,14 +92,17 @@ struct AsyncDispatcherTests {
             let given = try #require(try await storage.scriptOutbox.failedRuns(limit: 10).first)
             #expect(given.state == .failedForGood && given.attempts == 8 && given.error == "attempt 8 failed")
             #expect(given.eventID == "Post:1")
-            #expect(dispatcher.metrics.snapshot["Count"] == AsyncHandlerMetrics.Counts(runs: 8, failures: 8, gaveUp: 1))
+            #expect(
+                dispatcher.metrics.snapshot["Count"]
+                    == AsyncHandlerMetrics.Counts(runs: 8, failures: 8, gaveUp: 1))
             // Re-queued through the store (as `roost events retry` does), it runs again at once.
             probe.failuresPerEvent.withLock { $0 = 0 }
             #expect(try await storage.scriptOutbox.requeue(events: ["Post:1"], now: probe.clock()) == 1)
             try await dispatcher.dispatchRound()
             #expect(try await storage.scriptOutbox.failedRuns(limit: 10).isEmpty)
             #expect(probe.runs.withLock { $0.count } == 9)
-            #expect(dispatcher.metrics.render().contains("roost_async_handler_runs_total{handler=\"Count\"} 9\n"))
+            #expect(
+                dispatcher.metrics.render().contains("roost_async_handler_runs_total{handler=\"Count\"} 9\n"))
         }
     }
 
@@ -122,7 +130,9 @@ struct AsyncDispatcherTests {
             probe.advance(2000)
             try await dispatcher.dispatchRound()
             #expect(try await storage.scriptOutbox.failedRuns(limit: 10).isEmpty)
-            #expect(dispatcher.metrics.snapshot["Count"] == AsyncHandlerMetrics.Counts(runs: 3, failures: 2, gaveUp: 0))
+            #expect(
+                dispatcher.metrics.snapshot["Count"]
+                    == AsyncHandlerMetrics.Counts(runs: 3, failures: 2, gaveUp: 0))
         }
     }
 
@@ -141,7 +151,10 @@ struct AsyncDispatcherTests {
             let second = dispatcher(storage, probe, holder: "two")
             try await second.dispatchRound()
             #expect(try await storage.scriptOutbox.dispatchedThrough() == 3)
-            #expect(probe.runs.withLock { $0 } == ["Count Post:1", "Count Post:2", "Count Post:2", "Count Post:3"])
+            #expect(
+                probe.runs.withLock { $0 } == [
+                    "Count Post:1", "Count Post:2", "Count Post:2", "Count Post:3",
+                ])
             #expect(try await storage.scriptOutbox.failedRuns(limit: 10).isEmpty)
         }
     }
@@ -169,7 +182,9 @@ struct AsyncDispatcherTests {
         #expect(!AsyncHandlerDispatcher.runs(countHandler, on: other))
     }
 
-    @Test("without async handlers the cursor follows the log's end and the log is not pinned", arguments: Backend.allCases)
+    @Test(
+        "without async handlers the cursor follows the log's end and the log is not pinned",
+        arguments: Backend.allCases)
     func noHandlers(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let probe = HandlerProbe()
@@ -189,7 +204,9 @@ struct AsyncDispatcherTests {
         }
     }
 
-    @Test("started, it runs a committed change without being asked, and stop gives the lease up", arguments: Backend.allCases)
+    @Test(
+        "started, it runs a committed change without being asked, and stop gives the lease up",
+        arguments: Backend.allCases)
     func startAndStop(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in
             let probe = HandlerProbe()
@@ -224,7 +241,8 @@ struct SharedDispatcherTests {
             let two = try PostgresStorage(configuration: test.configuration)
             let probes = [HandlerProbe(), HandlerProbe()]
             let dispatchers = [
-                dispatcher(one, probes[0], holder: "one", batch: 4), dispatcher(two, probes[1], holder: "two", batch: 4),
+                dispatcher(one, probes[0], holder: "one", batch: 4),
+                dispatcher(two, probes[1], holder: "two", batch: 4),
             ]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -19,10 +19,14 @@ struct EventsCommandTests {
             try await storage.objectStore.insert(object("Vote", "v1"))
             #expect(try await storage.scriptOutbox.claimLease(holder: "test", for: .seconds(30)))
             let failures = [
-                RunFailure(sequence: 1, handler: "Count", attempts: 2, error: "TypeError: x is\nundefined", nextAttempt: 4_102_444_800_000),
+                RunFailure(
+                    sequence: 1, handler: "Count", attempts: 2, error: "TypeError: x is\nundefined",
+                    nextAttempt: 4_102_444_800_000),
                 RunFailure(sequence: 2, handler: "Tally", attempts: 8, error: "boom", nextAttempt: nil),
             ]
-            #expect(try await storage.scriptOutbox.complete(through: 2, failures: failures, holder: "test", lease: .seconds(30)))
+            #expect(
+                try await storage.scriptOutbox.complete(
+                    through: 2, failures: failures, holder: "test", lease: .seconds(30)))
         }
         switch backend {
         case .sqlite:
@@ -46,9 +50,11 @@ struct EventsCommandTests {
             let lines = table.output.split(separator: "\n").map(String.init)
             #expect(lines.count == 3)
             #expect(lines[0].hasPrefix("HANDLER") && lines[0].contains("LAST ERROR"))
-            #expect(lines[1].hasPrefix("Count") && lines[1].contains("Post:1") && lines[1].contains("2100-01-01"))
+            #expect(
+                lines[1].hasPrefix("Count") && lines[1].contains("Post:1") && lines[1].contains("2100-01-01"))
             #expect(lines[1].hasSuffix("TypeError: x is undefined"))
-            #expect(lines[2].hasPrefix("Tally") && lines[2].contains("Vote:2") && lines[2].contains("gave up"))
+            #expect(
+                lines[2].hasPrefix("Tally") && lines[2].contains("Vote:2") && lines[2].contains("gave up"))
             let json = try await runRoost(["events", "failed", "--json"] + location)
             #expect(json.status == 0)
             let expected = """
@@ -66,11 +72,15 @@ struct EventsCommandTests {
         try await withFailedRuns(backend) { location, storage in
             let before = nowMilliseconds()
             let one = try await runRoost(["events", "retry", "Vote:2"] + location)
-            #expect(one.status == 0 && one.output == "re-queued 1 failed run; a running server retries them now\n")
+            #expect(
+                one.status == 0 && one.output == "re-queued 1 failed run; a running server retries them now\n"
+            )
             let due = try await storage.scriptOutbox.dueRetries(now: nowMilliseconds(), limit: 10)
             #expect(due.map(\.eventID) == ["Vote:2"] && due[0].attempts == 0 && due[0].nextAttempt! >= before)
             let missing = try await runRoost(["events", "retry", "Vote:9"] + location)
-            #expect(missing.status == 67 && missing.errorOutput == "roost: no failed run of Vote:9 can be retried\n")
+            #expect(
+                missing.status == 67
+                    && missing.errorOutput == "roost: no failed run of Vote:9 can be retried\n")
             let all = try await runRoost(["events", "retry", "--all"] + location)
             #expect(all.status == 0 && all.output.hasPrefix("re-queued 2 failed runs"))
             #expect(try await storage.scriptOutbox.dueRetries(now: nowMilliseconds(), limit: 10).count == 2)

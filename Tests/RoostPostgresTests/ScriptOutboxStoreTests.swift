@@ -56,13 +56,18 @@ struct ScriptOutboxStoreTests {
             try await storage.objectStore.insert(object("Post", "p2"))
             #expect(try await outbox.claimLease(holder: "a", for: .seconds(30)))
             let long = String(repeating: "é", count: 3000)
-            let failure = RunFailure(sequence: 1, handler: "Count", attempts: 1, error: long, nextAttempt: 1000)
+            let failure = RunFailure(
+                sequence: 1, handler: "Count", attempts: 1, error: long, nextAttempt: 1000)
             #expect(failure.error.utf8.count <= ScriptOutbox.maximumErrorBytes)
-            #expect(try await !outbox.complete(through: 1, failures: [failure], holder: "b", lease: .seconds(30)))
+            #expect(
+                try await !outbox.complete(through: 1, failures: [failure], holder: "b", lease: .seconds(30)))
             #expect(try await outbox.failedRuns(limit: 10).isEmpty)
-            #expect(try await outbox.complete(through: 1, failures: [failure], holder: "a", lease: .seconds(30)))
+            #expect(
+                try await outbox.complete(through: 1, failures: [failure], holder: "a", lease: .seconds(30)))
             // The log may drop the event: the failed run keeps its own copy.
-            #expect(try await storage.changeLog.trim(ChangeRetention(age: .zero, entries: 1), now: nowMilliseconds() + 1000, batch: 10) == 1)
+            #expect(
+                try await storage.changeLog.trim(
+                    ChangeRetention(age: .zero, entries: 1), now: nowMilliseconds() + 1000, batch: 10) == 1)
             let runs = try await outbox.failedRuns(limit: 10)
             #expect(runs.count == 1)
             let run = try #require(runs.first)
@@ -117,7 +122,9 @@ struct ScriptOutboxStoreTests {
             let runs = try await outbox.failedRuns(limit: 10)
             #expect(runs.map(\.eventID) == ["Post:3"])
             let trimmed = try #require(runs.first)
-            #expect(trimmed.trimmed && trimmed.state == .failedForGood && trimmed.error == ScriptOutbox.trimmedError)
+            #expect(
+                trimmed.trimmed && trimmed.state == .failedForGood
+                    && trimmed.error == ScriptOutbox.trimmedError)
             #expect(trimmed.change.guid == "p3" && trimmed.change.document == nil)
             // Nothing to run again: retry leaves it failed.
             #expect(try await outbox.requeue(events: nil, now: 1) == 0)
@@ -130,8 +137,44 @@ struct ScriptOutboxStoreTests {
             // Without async handlers the log is trimmed to its window alone.
             try await outbox.setSubscriptions([])
             try await storage.objectStore.insert(object("Post", "p6"))
-            #expect(try await log.trim(ChangeRetention(age: .zero, entries: 1), now: now + 1000, batch: 100) == 1)
+            #expect(
+                try await log.trim(ChangeRetention(age: .zero, entries: 1), now: now + 1000, batch: 100) == 1)
             #expect(try await outbox.dispatchedThrough() == 5)
+        }
+    }
+
+    @Test(
+        "an upgraded database's cursor starts at its log's end: new handlers do not run on old events",
+        arguments: Backend.allCases)
+    func upgradeStartsAtTheEnd(_ backend: Backend) async throws {
+        switch backend {
+        case .sqlite:
+            let directory = NSTemporaryDirectory() + "roost-outbox-upgrade-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let older = try SQLiteDatabase(
+                path: directory + "/" + SQLiteStorage.fileName,
+                migrations: SQLiteStorage.migrations.filter { $0.version < 25 })
+            for index in 1...3 {
+                try await SQLiteObjectStore(database: older).insert(object("Post", "p\(index)"))
+            }
+            await older.close()
+            let storage = try SQLiteStorage(directory: directory)
+            #expect(try await storage.scriptOutbox.dispatchedThrough() == 3)
+            await storage.close()
+        case .postgres:
+            try await PostgresTestDatabase.with { test in
+                let older = try PostgresDatabase(
+                    configuration: test.configuration,
+                    migrations: PostgresStorage.migrations.filter { $0.version < 70 })
+                for index in 1...3 {
+                    try await PostgresObjectStore(database: older).insert(object("Post", "p\(index)"))
+                }
+                await older.close()
+                let storage = try PostgresStorage(configuration: test.configuration, listening: false)
+                #expect(try await storage.scriptOutbox.dispatchedThrough() == 3)
+                await storage.close()
+            }
         }
     }
 
@@ -139,7 +182,8 @@ struct ScriptOutboxStoreTests {
     func forcedBoundary() {
         let day: Int64 = 86_400_000
         let retention = ChangeRetention(
-            age: .seconds(86_400), entries: 10, undispatchedAge: .seconds(2 * 86_400), undispatchedEntries: 100)
+            age: .seconds(86_400), entries: 10, undispatchedAge: .seconds(2 * 86_400),
+            undispatchedEntries: 100)
         let now = 10 * day
         let oldest: [(sequence: Int64, at: Int64)] = [(1, 6 * day), (2, 7 * day + 1), (3, 8 * day)]
         // Only entry 1 is older than 1 + 2 days.

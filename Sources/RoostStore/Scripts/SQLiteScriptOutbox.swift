@@ -2,7 +2,8 @@
 public final class SQLiteScriptOutbox: ScriptOutboxStore {
     let database: SQLiteDatabase
 
-    static let statements = ScriptOutboxSQL(clock: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
+    static let statements = ScriptOutboxSQL(
+        clock: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
 
     static let migrations = [
         Migration(
@@ -38,7 +39,8 @@ public final class SQLiteScriptOutbox: ScriptOutboxStore {
         async throws -> Bool
     {
         try await database.write {
-            try Self.statements.complete($0, through: sequence, failures: failures, holder: holder, lease: lease)
+            try Self.statements.complete(
+                $0, through: sequence, failures: failures, holder: holder, lease: lease)
         }
     }
 
@@ -46,7 +48,8 @@ public final class SQLiteScriptOutbox: ScriptOutboxStore {
         -> Bool
     {
         try await database.write {
-            try Self.statements.retried($0, sequence: sequence, handler: handler, failure: failure, holder: holder)
+            try Self.statements.retried(
+                $0, sequence: sequence, handler: handler, failure: failure, holder: holder)
         }
     }
 

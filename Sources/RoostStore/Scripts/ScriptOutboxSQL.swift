@@ -62,7 +62,8 @@ public struct ScriptOutboxSQL: Sendable {
         ChangeReader.columns + ", handler, attempts, error, next_attempt, trimmed"
 
     public func dispatchedThrough(_ connection: some SQLRunning) throws -> Int64 {
-        try connection.first("SELECT dispatched_through FROM script_outbox WHERE id = 1") { $0.integer(0) } ?? 0
+        try connection.first("SELECT dispatched_through FROM script_outbox WHERE id = 1") { $0.integer(0) }
+            ?? 0
     }
 
     public func claim(_ connection: some SQLRunning, holder: String, for duration: Duration) throws -> Bool {
@@ -74,10 +75,13 @@ public struct ScriptOutboxSQL: Sendable {
     }
 
     public func release(_ connection: some SQLRunning, holder: String) throws {
-        try connection.run("UPDATE script_outbox SET holder = NULL, lease_until = 0 WHERE id = 1 AND holder = \(holder)")
+        try connection.run(
+            "UPDATE script_outbox SET holder = NULL, lease_until = 0 WHERE id = 1 AND holder = \(holder)")
     }
 
-    public func setSubscriptions(_ connection: some SQLRunning, _ subscriptions: Set<OutboxSubscription>) throws {
+    public func setSubscriptions(_ connection: some SQLRunning, _ subscriptions: Set<OutboxSubscription>)
+        throws
+    {
         try connection.run("DELETE FROM script_outbox_subscriptions")
         for subscription in subscriptions {
             try connection.run(
@@ -90,7 +94,8 @@ public struct ScriptOutboxSQL: Sendable {
 
     public func subscriptions(_ connection: some SQLRunning) throws -> Set<OutboxSubscription> {
         Set(
-            try connection.query("SELECT handler, collection, operation FROM script_outbox_subscriptions") { row in
+            try connection.query("SELECT handler, collection, operation FROM script_outbox_subscriptions") {
+                row in
                 OutboxSubscription(
                     handler: row.text(0) ?? "", collection: row.text(1) ?? "",
                     operation: Change.Operation(rawValue: row.text(2) ?? "") ?? .update)
@@ -171,8 +176,10 @@ public struct ScriptOutboxSQL: Sendable {
     /// allows and the one the hard cap forces: while ASYNC handlers are recorded, nothing past
     /// the cursor goes unless the cap forces it, and then the events those handlers would have
     /// run are recorded as failed for good ("trimmed") and the cursor moves past them.
-    public func pinnedBoundary(_ connection: some SQLRunning, allowed: Int64, forced: Int64?) throws -> Int64 {
-        let pinned = try connection.first("SELECT 1 FROM script_outbox_subscriptions LIMIT 1") { _ in true } ?? false
+    public func pinnedBoundary(_ connection: some SQLRunning, allowed: Int64, forced: Int64?) throws -> Int64
+    {
+        let pinned =
+            try connection.first("SELECT 1 FROM script_outbox_subscriptions LIMIT 1") { _ in true } ?? false
         guard pinned else { return allowed }
         let cursor = try dispatchedThrough(connection)
         let boundary = min(allowed, max(cursor, forced ?? 0))
@@ -194,7 +201,8 @@ public struct ScriptOutboxSQL: Sendable {
     }
 
     private func holds(_ connection: some SQLRunning, _ holder: String) throws -> Bool {
-        try connection.first("SELECT 1 FROM script_outbox WHERE id = 1 AND holder = \(holder)") { _ in true } ?? false
+        try connection.first("SELECT 1 FROM script_outbox WHERE id = 1 AND holder = \(holder)") { _ in true }
+            ?? false
     }
 
     private func state(of failure: RunFailure) -> String {
@@ -209,7 +217,8 @@ public struct ScriptOutboxSQL: Sendable {
         var reader = ChangeReader(maxBytes: .max)
         let change = reader.take(row)!
         return FailedRun(
-            change: change, handler: row.text(10) ?? "", attempts: Int(row.integer(11)), error: row.text(12) ?? "",
+            change: change, handler: row.text(10) ?? "", attempts: Int(row.integer(11)),
+            error: row.text(12) ?? "",
             nextAttempt: row.isNull(13) ? nil : row.integer(13), trimmed: row.integer(14) != 0)
     }
 }

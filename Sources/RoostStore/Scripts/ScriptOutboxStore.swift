@@ -58,9 +58,13 @@ public struct FailedRun: Sendable, Equatable {
     public var state: State { nextAttempt == nil ? .failedForGood : .pendingRetry }
 
     /// `Collection:sequence`, the id scripts get as `context.eventId`.
-    public var eventID: String { ScriptOutbox.eventID(collection: change.collection, sequence: change.sequence) }
+    public var eventID: String {
+        ScriptOutbox.eventID(collection: change.collection, sequence: change.sequence)
+    }
 
-    public init(change: Change, handler: String, attempts: Int, error: String, nextAttempt: Int64?, trimmed: Bool) {
+    public init(
+        change: Change, handler: String, attempts: Int, error: String, nextAttempt: Int64?, trimmed: Bool
+    ) {
         self.change = change
         self.handler = handler
         self.attempts = attempts
@@ -92,7 +96,8 @@ public protocol ScriptOutboxStore: Sendable {
     /// In one transaction, if `holder` holds the lease: records `failures` (runs of events still
     /// in the change log), moves the cursor up to `sequence` (never back) and renews the lease
     /// for `lease`. False, with nothing written, when `holder` lost the lease.
-    func complete(through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration) async throws
+    func complete(through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration)
+        async throws
         -> Bool
 
     /// After a retry: records its failure (attempts, error, next attempt or given up), or forgets
@@ -123,7 +128,8 @@ public enum ScriptOutbox {
 
     /// The collection and sequence of an event id; nil when it is not `Collection:sequence`.
     public static func parseEventID(_ id: String) -> (collection: String, sequence: Int64)? {
-        guard let colon = id.lastIndex(of: ":"), let sequence = Int64(id[id.index(after: colon)...]), sequence > 0
+        guard let colon = id.lastIndex(of: ":"), let sequence = Int64(id[id.index(after: colon)...]),
+            sequence > 0
         else { return nil }
         return (String(id[..<colon]), sequence)
     }
