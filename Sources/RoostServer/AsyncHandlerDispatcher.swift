@@ -20,7 +20,7 @@ public struct AsyncDispatchOptions: Sendable {
     /// Failed runs after which an event is given up (failed for good).
     public var attempts = 8
     /// Names this dispatcher in the lease: unique per process.
-    public var holder = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
+    public var holder = "\(Self.hostName()):\(getpid()):\(UUID().uuidString.prefix(8))"
 
     public init() {}
 
@@ -30,6 +30,13 @@ public struct AsyncDispatchOptions: Sendable {
         let first = milliseconds(firstRetryDelay)
         let delay = min(first << min(Int64(attempts - 1), 40), milliseconds(maximumRetryDelay))
         return now + delay
+    }
+
+    /// The machine's name, without a DNS lookup.
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "roost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func milliseconds(_ duration: Duration) -> Int64 {
@@ -106,8 +113,9 @@ public final class AsyncHandlerDispatcher: Sendable {
         tasks.withLock { $0 += started }
     }
 
-    /// Stops after the change in progress and gives up the lease, so another instance takes
-    /// over at once.
+    /// Stops (a run in progress is cancelled, and its change stays undispatched, for the next
+    /// dispatcher to run again) and gives up the lease, so another instance takes over at once.
+    /// Call it before the storage closes.
     public func stop() async {
         wake.finish()
         let running = tasks.withLock { tasks in
@@ -229,7 +237,10 @@ public final class AsyncHandlerDispatcher: Sendable {
             if Task.isCancelled { return false }
             var failure: RunFailure?
             if let handler = asynchronous.first(where: { $0.name == failed.handler }) {
-                if let error = await attempt(handler, failed.change) {
+                let error = await attempt(handler, failed.change)
+                // Stopped mid-run: the run stays due, as it was.
+                if Task.isCancelled { return false }
+                if let error {
                     let attempts = failed.attempts + 1
                     let next = options.nextAttempt(after: attempts, now: clock())
                     failure = RunFailure(
