@@ -117,7 +117,11 @@ public final class PostgresChangeLog: ChangeLog {
             let oldest = try connection.query(
                 "SELECT seq, at FROM changes WHERE seq <= \(last - keep) ORDER BY seq LIMIT \(Int64(batch))"
             ) { (sequence: $0.integer(0), at: $0.integer(1)) }
-            guard let boundary = retention.trimBoundary(oldest: oldest, now: now) else { return 0 }
+            guard let allowed = retention.trimBoundary(oldest: oldest, now: now) else { return 0 }
+            // Not past what ASYNC script handlers still have to run, up to the hard cap.
+            let boundary = try Self.outbox.pinnedBoundary(
+                connection, allowed: allowed,
+                forced: retention.forcedBoundary(oldest: oldest, last: last, now: now))
             return try connection.run("DELETE FROM changes WHERE seq <= \(boundary)")
         }
     }

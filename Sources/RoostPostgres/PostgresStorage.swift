@@ -7,6 +7,7 @@ public final class PostgresStorage: Storage {
     public let accounts: PostgresAccountStore
     public let idempotencyKeys: PostgresIdempotencyStore
     public let changes: PostgresChangeLog
+    public let outbox: PostgresScriptOutbox
     public let loginThrottle: PostgresLoginThrottleStore
     public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
@@ -16,16 +17,17 @@ public final class PostgresStorage: Storage {
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
+    public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
     /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, shared
     /// state 40–49, the change log 50–59, blobs 60–69 (the tables exist whichever blob store is
-    /// chosen).
+    /// chosen), the script outbox 70–79.
     public static let migrations =
         PostgresObjectStore.migrations + PostgresAccountStore.migrations + PostgresIdempotencyStore.migrations
         + PostgresLoginThrottleStore.migrations + PostgresDefinitionStore.migrations
-        + PostgresChangeLog.migrations + PostgresBlobStorage.migrations
+        + PostgresChangeLog.migrations + PostgresBlobStorage.migrations + PostgresScriptOutbox.migrations
 
     /// Connects, migrates and starts the pool (blocking: at startup only). `listening` starts a
     /// connection that hears other instances' commits, which a server needs and a command not.
@@ -46,6 +48,7 @@ public final class PostgresStorage: Storage {
         accounts = PostgresAccountStore(database: database)
         idempotencyKeys = PostgresIdempotencyStore(database: database)
         changes = PostgresChangeLog(database: database, listener: listener)
+        outbox = PostgresScriptOutbox(database: database)
         loginThrottle = PostgresLoginThrottleStore(database: database)
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }

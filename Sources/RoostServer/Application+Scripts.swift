@@ -3,6 +3,7 @@ import RoostCore
 import RoostHTTP
 import RoostJSON
 import RoostScripts
+import RoostStore
 
 /// How server-side scripts run (`--script-*` options).
 public struct ScriptOptions: Sendable {
@@ -58,5 +59,53 @@ extension Application {
                 rights: FatFractalScriptAPI.rights(rights, caller: caller),
                 appAddress: appAddress, requestID: "-", scriptName: name, logger: logger)
         }
+    }
+}
+
+extension Application {
+    /// ASYNC handlers, run from the change log by ``AsyncHandlerDispatcher``. Their data calls
+    /// carry the rights of the user who made the change (its `updatedBy`); the change log does not
+    /// record who deleted an object, so a delete's handler runs as an anonymous caller unless it
+    /// is declared `"runAs": "system"`.
+    static func makeAsyncHandlers(
+        _ configuration: ServerConfiguration, storage: any Storage, runtime: ScriptRuntime,
+        definitions: AppDefinitionSource, accounts: AccountService, runner: ScriptHandlerRunner,
+        logger: Logger
+    ) -> AsyncHandlerDispatcher {
+        var options = AsyncDispatchOptions()
+        if configuration.databaseURL == nil {
+            // One server at a time opens a data folder (its lock says so), so a lease left by a
+            // server that was killed is this folder's own: a restart takes it back at once
+            // instead of waiting for it to lapse.
+            options.holder = "embedded"
+        }
+        return AsyncHandlerDispatcher(
+            outbox: storage.scriptOutbox, log: storage.changeLog, options: options,
+            handlers: { [definitions] in definitions.definition.scripts.handlers },
+            logger: { [logger] line in logger.error(line) },
+            run: { handler, change in
+                let deleted = change.operation == .delete
+                guard let document = deleted ? change.previousDocument : change.document,
+                    case .object(let object) = try JSONParser.parse(document)
+                else { return }
+                var actor: Principal?
+                if !deleted, let guid = object["updatedBy"]?.stringValue,
+                    guid != FatFractalScriptAPI.systemPrincipal.userGuid
+                {
+                    actor = await accounts.refreshed(Principal(userGuid: guid, tokenId: "async-handler"))
+                }
+                let data = FatFractalWire.wireObject(object, mayEdit: { _, _, _ in true })
+                var context = JSONObject()
+                context["activeUser"] = await runner.activeUser(actor)
+                context["appAddress"] = .string(runner.appAddress)
+                context["eventId"] = .string(AsyncHandlerDispatcher.eventID(of: change))
+                context["event"] = .string(change.operation.rawValue)
+                let invocation = ScriptInvocation(
+                    kind: .handler, name: handler.name, entry: handler.entry,
+                    argument: JSONWriter.string(data),
+                    data: data, context: context)
+                _ = try await runtime.invoke(
+                    invocation, calls: runner.makeCalls(actor, handler.rights, handler.name))
+            })
     }
 }

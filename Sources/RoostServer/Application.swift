@@ -115,6 +115,8 @@ public final class Application: Sendable {
     public let definitions: AppDefinitionSource
     /// The pool of script worker processes.
     public let scriptRuntime: ScriptRuntime
+    /// Runs ASYNC handlers from the change log.
+    public let asyncHandlers: AsyncHandlerDispatcher
     /// Where everything the server has to say goes, besides the access log.
     public let logger: Logger
 
@@ -160,9 +162,14 @@ public final class Application: Sendable {
             definitions: definitions)
         let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
         self.scriptRuntime = scriptRuntime
-        objects.hooks = Self.scriptHandlerRunner(
+        let handlerRunner = Self.scriptHandlerRunner(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
             definitions: definitions, logger: logger)
+        objects.hooks = handlerRunner
+        asyncHandlers = Self.makeAsyncHandlers(
+            configuration, storage: storage, runtime: scriptRuntime, definitions: definitions,
+            accounts: accounts,
+            runner: handlerRunner, logger: logger)
         let blobStorage = try Self.openBlobStorage(configuration)
         self.blobStorage = blobStorage
         let blobIO = BackgroundWorkers(
@@ -188,7 +195,7 @@ public final class Application: Sendable {
         ).register(in: &router)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
-            scripts: scriptRuntime.metrics
+            scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics
         ).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         let maxBlobBytes = configuration.maxBlobBytes
@@ -286,6 +293,7 @@ public final class Application: Sendable {
         }
         startBlobSweeps()
         changeFeed.start()
+        asyncHandlers.start()
     }
 
     /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
@@ -383,6 +391,8 @@ public final class Application: Sendable {
         // Streams end first, each told why; then the server drains what is left.
         await changeFeed.shutdown()
         await server.shutdown()
+        // Before the storage closes: the dispatcher gives its lease back through the database.
+        await asyncHandlers.stop()
         await scriptRuntime.shutdown()
         await blobIO.stop()
         blobStorage.close()

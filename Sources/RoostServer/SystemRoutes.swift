@@ -10,10 +10,11 @@ struct SystemRoutes: Sendable {
     let blobStorage: any BlobStorage
     let feed: ChangeFeed
     let scripts: ScriptMetrics
+    let asyncHandlers: AsyncHandlerMetrics
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, storage, blobStorage, feed, scripts] _ in
+        router.on(.get, "/metrics") { [metrics, storage, blobStorage, feed, scripts, asyncHandlers] _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
@@ -28,6 +29,7 @@ struct SystemRoutes: Sendable {
                 """
             let scriptLines = scripts.prometheusLines
             if !scriptLines.isEmpty { text += scriptLines.joined(separator: "\n") + "\n" }
+            text += asyncHandlers.render()
             return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }

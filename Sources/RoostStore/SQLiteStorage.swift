@@ -7,11 +7,13 @@ public final class SQLiteStorage: Storage {
     public let accounts: SQLiteAccountStore
     public let idempotencyKeys: SQLiteIdempotencyStore
     public let changes: SQLiteChangeLog
+    public let outbox: SQLiteScriptOutbox
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
+    public var scriptOutbox: any ScriptOutboxStore { outbox }
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
     public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
@@ -33,6 +35,7 @@ public final class SQLiteStorage: Storage {
     public static let migrations =
         SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
         + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations + SQLiteChangeLog.migrations
+        + SQLiteScriptOutbox.migrations
 
     /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
     public static let fileName = "roost.sqlite"
@@ -46,6 +49,7 @@ public final class SQLiteStorage: Storage {
         accounts = SQLiteAccountStore(database: database)
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
         changes = SQLiteChangeLog(database: database)
+        outbox = SQLiteScriptOutbox(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

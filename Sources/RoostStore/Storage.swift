@@ -54,6 +54,8 @@ public protocol Storage: Sendable {
     var idempotencyStore: any IdempotencyStore { get }
     /// The log every object write appends to, which realtime streams read.
     var changeLog: any ChangeLog { get }
+    /// The durable outbox of ASYNC script handlers: dispatch cursor, lease, failed runs.
+    var scriptOutbox: any ScriptOutboxStore { get }
     /// Where the login throttle counts failures: shared by every instance on the database.
     var loginFailures: any LoginFailureStore { get }
     /// Where instances sharing the database keep the app definition; nil when one server reads

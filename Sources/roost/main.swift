@@ -19,6 +19,7 @@ let mainHelp = """
       index      Index JSON fields for fast queries
       app        Check an app definition (roost.json) or apply it to a running server
       blobs      Remove blob files nothing refers to any more
+      events     List and retry failed runs of ASYNC script handlers
       backup     Copy the data folder while the server runs
       restore    Replace the data folder with a backup
       migrate    List (--dry-run) or apply the schema migrations this version brings
@@ -51,7 +52,7 @@ let helpHelp = """
 /// Each command's help: what both 'roost help COMMAND' and 'roost COMMAND --help' print.
 let commandHelp: [String: () -> String] = [
     "serve": serveHelp, "users": { usersHelp }, "index": { indexHelp }, "app": { appHelp },
-    "blobs": { blobsHelp }, "backup": { backupHelp }, "restore": { restoreHelp },
+    "blobs": { blobsHelp }, "events": { eventsHelp }, "backup": { backupHelp }, "restore": { restoreHelp },
     "migrate": { migrateHelp }, "script": { scriptHelp }, "version": { versionHelp }, "help": { helpHelp },
 ]
 
@@ -259,6 +260,8 @@ case "app":
     status = await app(Array(arguments.dropFirst()))
 case "blobs":
     status = await blobs(Array(arguments.dropFirst()))
+case "events":
+    status = await events(Array(arguments.dropFirst()))
 case "backup":
     status = await backup(Array(arguments.dropFirst()))
 case "restore":

@@ -71,11 +71,24 @@ public struct ChangeRetention: Sendable, Equatable {
     public var age: Duration
     public var entries: Int
 
-    /// 24 hours or 10,000 entries.
-    public init(age: Duration = .seconds(24 * 3600), entries: Int = 10_000) {
+    /// While ASYNC script handlers are defined, entries they have not been dispatched to stay
+    /// beyond the window, but at most this much longer: older than `age + undispatchedAge`, or
+    /// more than `entries + undispatchedEntries` from the end, they go (whichever comes first),
+    /// so a stuck handler cannot grow the log without end. The events it loses are recorded as
+    /// failed runs ("trimmed").
+    public var undispatchedAge: Duration
+    public var undispatchedEntries: Int
+
+    /// 24 hours or 10,000 entries; undispatched entries 7 days or 1,000,000 entries more.
+    public init(
+        age: Duration = .seconds(24 * 3600), entries: Int = 10_000,
+        undispatchedAge: Duration = .seconds(7 * 24 * 3600), undispatchedEntries: Int = 1_000_000
+    ) {
         self.age = age
         // The newest entry always stays: it carries the last sequence number.
         self.entries = max(1, entries)
+        self.undispatchedAge = undispatchedAge
+        self.undispatchedEntries = max(0, undispatchedEntries)
     }
 }
 
@@ -149,5 +162,16 @@ extension ChangeRetention {
     public func trimBoundary(oldest: [(sequence: Int64, at: Int64)], now: Int64) -> Int64? {
         let cutoff = now - Int64(age.components.seconds) * 1000
         return oldest.prefix(while: { $0.at < cutoff }).last?.sequence
+    }
+
+    /// The last sequence number a trim must delete even when ASYNC handlers have not been
+    /// dispatched to it: the run of `oldest` (as for ``trimBoundary(oldest:now:)``, with `last`
+    /// the newest sequence) past the hard cap on undispatched entries. Nil when none must go.
+    public func forcedBoundary(oldest: [(sequence: Int64, at: Int64)], last: Int64, now: Int64) -> Int64? {
+        let cutoff = now - Int64(age.components.seconds) * 1000
+        let hardCutoff = cutoff - Int64(undispatchedAge.components.seconds) * 1000
+        let hardEntries = last - Int64(entries) - Int64(undispatchedEntries)
+        return oldest.prefix(while: { $0.at < cutoff && ($0.at < hardCutoff || $0.sequence <= hardEntries) })
+            .last?.sequence
     }
 }

@@ -1,0 +1,292 @@
+import Foundation
+import RoostCore
+import RoostStore
+import Synchronization
+
+/// How the ASYNC handler dispatcher paces itself.
+public struct AsyncDispatchOptions: Sendable {
+    /// Changes read from the log at a time, and the most bytes of documents they hold.
+    public var batch = 100
+    public var batchBytes = 4 << 20
+    /// How long a claim of the dispatch lease lasts; renewed after every change. A handler's run
+    /// must end well within it (the script timeout does that), or another instance may take over.
+    public var lease: Duration = .seconds(30)
+    /// How often the dispatcher looks without a commit to wake it: the fallback for a lost
+    /// notification, a lease held by an instance that died, and retries coming due.
+    public var pollInterval: Duration = .seconds(1)
+    /// The first retry's delay, doubled after each failure up to `maximumRetryDelay`.
+    public var firstRetryDelay: Duration = .seconds(1)
+    public var maximumRetryDelay: Duration = .seconds(600)
+    /// Failed runs after which an event is given up (failed for good).
+    public var attempts = 8
+    /// Names this dispatcher in the lease: unique per process.
+    public var holder = "\(Self.hostName()):\(getpid()):\(UUID().uuidString.prefix(8))"
+
+    public init() {}
+
+    /// When the retry after `attempts` failed runs is due; nil once they are enough to give up.
+    public func nextAttempt(after attempts: Int, now: Int64) -> Int64? {
+        guard attempts < self.attempts else { return nil }
+        let first = milliseconds(firstRetryDelay)
+        let delay = min(first << min(Int64(attempts - 1), 40), milliseconds(maximumRetryDelay))
+        return now + delay
+    }
+
+    /// The machine's name, without a DNS lookup.
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "roost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// Runs the definition's ASYNC script handlers after the client's answer, from the change log:
+/// one dispatcher among the instances on a database holds the outbox's lease, reads the changes
+/// after the outbox's cursor, runs each matching handler (`run`), records failures to retry
+/// with backoff, and moves the cursor past each change once it is handled. A crash re-runs at
+/// most the change in progress (at least once; scripts get the event id for idempotency).
+///
+/// Events: a change's operation, `create`, `update` or `delete`. Token revocations and updates
+/// that change only the access list (the document is the same before and after) run no handler.
+public final class AsyncHandlerDispatcher: Sendable {
+    public typealias Run = @Sendable (ScriptHandler, Change) async throws -> Void
+
+    let outbox: any ScriptOutboxStore
+    let log: any ChangeLog
+    let handlers: @Sendable () -> [ScriptHandler]
+    let run: Run
+    public let options: AsyncDispatchOptions
+    public let metrics = AsyncHandlerMetrics()
+    let clock: @Sendable () -> Int64
+    let logger: @Sendable (String) -> Void
+
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// The subscriptions this dispatcher last wrote to the outbox, while it kept the lease since.
+    private let recorded = Mutex<Set<OutboxSubscription>?>(nil)
+    /// When the cursor last followed the log's end with no ASYNC handler defined.
+    private let lastIdleAdvance = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// `handlers` gives the definition in force's handlers (ASYNC ones are taken); `run` runs one
+    /// on one change and throws when it failed. `clock` is wall-clock milliseconds.
+    public init(
+        outbox: any ScriptOutboxStore, log: any ChangeLog,
+        options: AsyncDispatchOptions = AsyncDispatchOptions(),
+        handlers: @escaping @Sendable () -> [ScriptHandler],
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        logger: @escaping @Sendable (String) -> Void = { _ in },
+        run: @escaping Run
+    ) {
+        self.outbox = outbox
+        self.log = log
+        self.options = options
+        self.handlers = handlers
+        self.clock = clock
+        self.logger = logger
+        self.run = run
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The event id a script gets for `change`: `Collection:sequence`.
+    public static func eventID(of change: Change) -> String {
+        ScriptOutbox.eventID(collection: change.collection, sequence: change.sequence)
+    }
+
+    /// Starts dispatching: after every commit, and every `pollInterval` as the fallback.
+    public func start() {
+        log.observeCommits { [weak self] in self?.wake.yield() }
+        let interval = options.pollInterval
+        let started = [
+            Task(executorPreference: globalConcurrentExecutor) { [self] in await loop() },
+            Task(executorPreference: globalConcurrentExecutor) { [wake] in
+                while !Task.isCancelled {
+                    wake.yield()
+                    try? await Task.sleep(for: interval)
+                }
+            },
+        ]
+        tasks.withLock { $0 += started }
+    }
+
+    /// Stops (a run in progress is cancelled, and its change stays undispatched, for the next
+    /// dispatcher to run again) and gives up the lease, so another instance takes over at once.
+    /// Call it before the storage closes.
+    public func stop() async {
+        wake.finish()
+        let running = tasks.withLock { tasks in
+            defer { tasks = [] }
+            return tasks
+        }
+        running.forEach { $0.cancel() }
+        for task in running { await task.value }
+        try? await outbox.releaseLease(holder: options.holder)
+    }
+
+    private func loop() async {
+        for await _ in wakes {
+            while !Task.isCancelled {
+                do {
+                    guard try await dispatchRound() else { break }
+                } catch {
+                    if Task.isCancelled { return }
+                    logger("dispatching async script handlers failed: \(error)")
+                    break
+                }
+            }
+        }
+    }
+
+    /// One round: claims (or renews) the lease, runs the retries that are due, then up to one
+    /// batch of new changes. True when there may be more to do at once.
+    @discardableResult
+    public func dispatchRound() async throws -> Bool {
+        let holder = options.holder
+        let asynchronous = handlers().filter { $0.phase == .async }
+        let subscriptions = Self.subscriptions(of: asynchronous)
+        let stale = recorded.withLock { $0 != subscriptions }
+        if asynchronous.isEmpty && !stale {
+            // Every commit wakes the dispatcher: with nothing to run, the cursor follows the
+            // log's end once a poll interval, so writes pay nothing for it.
+            let now = ContinuousClock.now
+            let interval = options.pollInterval
+            let idle = lastIdleAdvance.withLock { last -> Bool in
+                if let last, now - last < interval { return true }
+                last = now
+                return false
+            }
+            if idle { return false }
+        }
+        // Read first, so an instance with nothing to do (or without the lease) writes nothing:
+        // its own writes' commits wake it again.
+        let seen = try await outbox.dispatchedThrough()
+        let last = try await log.window().last
+        let due = try await outbox.dueRetries(now: clock(), limit: 1)
+        guard last > seen || !due.isEmpty || stale else { return false }
+        guard try await outbox.claimLease(holder: holder, for: options.lease) else {
+            // Another instance dispatches, and may record other subscriptions meanwhile.
+            recorded.withLock { $0 = nil }
+            return false
+        }
+        if stale {
+            try await outbox.setSubscriptions(subscriptions)
+            recorded.withLock { $0 = subscriptions }
+        }
+        guard !asynchronous.isEmpty else {
+            // Nothing to run: events committed while no ASYNC handler is defined are not kept,
+            // and failed runs wait for their handler to be defined again.
+            if last > seen {
+                _ = try await outbox.complete(
+                    through: last, failures: [], holder: holder, lease: options.lease)
+            }
+            return false
+        }
+        let retried = try await retryDue(asynchronous)
+        // Read again under the lease: the previous holder may have moved it meanwhile.
+        let cursor = try await outbox.dispatchedThrough()
+        let changes = try await log.changes(after: cursor, limit: options.batch, maxBytes: options.batchBytes)
+        for change in changes {
+            if Task.isCancelled { return false }
+            let matching = asynchronous.filter { Self.runs($0, on: change) }
+            guard !matching.isEmpty else { continue }
+            var failures: [RunFailure] = []
+            for handler in matching {
+                if let error = await attempt(handler, change) {
+                    let attempts = 1
+                    let next = options.nextAttempt(after: attempts, now: clock())
+                    failures.append(
+                        RunFailure(
+                            sequence: change.sequence, handler: handler.name, attempts: attempts,
+                            error: error,
+                            nextAttempt: next))
+                    if next == nil { metrics.gaveUp(handler.name) }
+                }
+            }
+            // Stopped mid-change: it stays in progress, for the next dispatcher to run again.
+            if Task.isCancelled { return false }
+            // The cursor passes the change, with its failures recorded, in one transaction.
+            guard
+                try await outbox.complete(
+                    through: change.sequence, failures: failures, holder: holder, lease: options.lease)
+            else { return false }
+        }
+        if let last = changes.last?.sequence, last > cursor {
+            guard try await outbox.complete(through: last, failures: [], holder: holder, lease: options.lease)
+            else { return false }
+        }
+        return changes.count == options.batch || retried
+    }
+
+    /// Whether `handler` runs for `change`.
+    static func runs(_ handler: ScriptHandler, on change: Change) -> Bool {
+        guard handler.collection == change.collection,
+            let event = ScriptHandler.Event(rawValue: change.operation.rawValue),
+            handler.events.contains(event)
+        else { return false }
+        return change.operation != .update || change.document != change.previousDocument
+    }
+
+    /// Runs the failed runs whose retry is due (at most one batch); true when there may be more.
+    private func retryDue(_ asynchronous: [ScriptHandler]) async throws -> Bool {
+        let due = try await outbox.dueRetries(now: clock(), limit: options.batch)
+        for failed in due {
+            if Task.isCancelled { return false }
+            var failure: RunFailure?
+            if let handler = asynchronous.first(where: { $0.name == failed.handler }) {
+                let error = await attempt(handler, failed.change)
+                // Stopped mid-run: the run stays due, as it was.
+                if Task.isCancelled { return false }
+                if let error {
+                    let attempts = failed.attempts + 1
+                    let next = options.nextAttempt(after: attempts, now: clock())
+                    failure = RunFailure(
+                        sequence: failed.change.sequence, handler: failed.handler, attempts: attempts,
+                        error: error,
+                        nextAttempt: next)
+                    if next == nil { metrics.gaveUp(handler.name) }
+                }
+            } else {
+                // The definition in force no longer has the handler: nothing can run it.
+                failure = RunFailure(
+                    sequence: failed.change.sequence, handler: failed.handler, attempts: failed.attempts,
+                    error: "the handler '\(failed.handler)' is no longer defined", nextAttempt: nil)
+            }
+            guard
+                try await outbox.retried(
+                    sequence: failed.change.sequence, handler: failed.handler, failure: failure,
+                    holder: options.holder)
+            else { return false }
+        }
+        return due.count == options.batch
+    }
+
+    /// Runs `handler` on `change`, counting it; the failure's text when it threw.
+    private func attempt(_ handler: ScriptHandler, _ change: Change) async -> String? {
+        metrics.ran(handler.name)
+        do {
+            try await run(handler, change)
+            return nil
+        } catch {
+            metrics.failed(handler.name)
+            logger("async handler '\(handler.name)' failed on \(Self.eventID(of: change)): \(error)")
+            return String(describing: error)
+        }
+    }
+
+    private static func subscriptions(of asynchronous: [ScriptHandler]) -> Set<OutboxSubscription> {
+        var subscriptions = Set<OutboxSubscription>()
+        for handler in asynchronous {
+            for event in handler.events {
+                guard let operation = Change.Operation(rawValue: event.rawValue) else { continue }
+                subscriptions.insert(
+                    OutboxSubscription(
+                        handler: handler.name, collection: handler.collection, operation: operation))
+            }
+        }
+        return subscriptions
+    }
+}
