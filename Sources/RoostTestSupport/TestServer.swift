@@ -20,6 +20,8 @@ public final class TestServer: Sendable {
         // The test binary is not roost: script workers run the roost binary built beside it.
         configuration.scripts.workerExecutable = try RoostProcess.binaryPath()
         configuration.scripts.workers = 2
+        // Generous: a script's time includes its data calls, on a machine busy with the whole suite.
+        configuration.scripts.timeout = 60
         if TestBackend.current == .postgres {
             configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
             configuration.databaseConnections = 3

@@ -11,8 +11,11 @@ import Testing
         exports.receipt = function () {
             var order = ff.getEventHandlerData();
             try { ff.createObjAtUrl({guid: 's-' + order.guid}, '/Started'); } catch (again) {}
-            var until = Date.now() + Number(order.slow || 0);
-            while (Date.now() < until) {}
+            // An order that waits runs until the test says go: the server is killed before.
+            while (order.wait && ff.getObjFromUrl('/ff/resources/Go/' + order.guid) === null) {
+                var until = Date.now() + 50;
+                while (Date.now() < until) {}
+            }
             // Idempotent by the event: a run again after a crash makes no second receipt.
             if (ff.getObjFromUrl('/ff/resources/Receipt/r-' + order.guid) === null) {
                 ff.createObjAtUrl({guid: 'r-' + order.guid, order: order.guid,
@@ -42,7 +45,8 @@ import Testing
     func survivesSIGKILL() async throws {
         let app = try appFolder()
         let data = TestServer.makeTemporaryDirectory()
-        let first = try RoostProcess(dataDirectory: data, arguments: ["--app", app])
+        let first = try RoostProcess(
+            dataDirectory: data, arguments: ["--app", app, "--script-timeout", "120"])
         let client = TestHTTPClient(port: first.port)
         // A quick one first: it runs after its answer, from the outbox.
         let quick = try await client.send("POST", "/ff/resources/Order", json: #"{"guid":"o1"}"#)
@@ -50,14 +54,18 @@ import Testing
         #expect(
             await eventually { (try? await client.send("GET", "/ff/resources/Receipt/r-o1"))?.status == 200 })
         // A slow one: the server dies while its handler runs.
-        let slow = try await client.send("POST", "/ff/resources/Order", json: #"{"guid":"o2","slow":3000}"#)
+        let slow = try await client.send("POST", "/ff/resources/Order", json: #"{"guid":"o2","wait":true}"#)
         #expect(slow.status == 201)
         #expect(
             await eventually { (try? await client.send("GET", "/ff/resources/Started/s-o2"))?.status == 200 })
         try await first.stop(signal: SIGKILL)
 
-        let second = try RoostProcess(dataDirectory: data, arguments: ["--app", app])
+        let second = try RoostProcess(
+            dataDirectory: data, arguments: ["--app", app, "--script-timeout", "120"])
         let again = TestHTTPClient(port: second.port)
+        #expect(try await again.send("GET", "/ff/resources/Receipt/r-o2").status == 404)
+        let go = try await again.send("POST", "/ff/resources/Go", json: #"{"guid":"o2"}"#)
+        #expect(go.status == 201)
         // On PostgreSQL the killed instance's lease (30 s) lapses first; a data folder's is taken back at once.
         #expect(
             await eventually(within: TestBackend.isSQLite ? 30 : 75) {

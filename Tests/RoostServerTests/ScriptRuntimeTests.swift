@@ -22,7 +22,7 @@ import Testing
         };
         exports.napThenEcho = function (argument) {
             ff.getObjFromUrl('/ff/resources/Started/' + argument);
-            var until = Date.now() + 300;
+            var until = Date.now() + (argument === '1' ? 3000 : 300);
             while (Date.now() < until) {}
             return argument;
         };
