@@ -30,7 +30,12 @@ struct LifecycleStoreTests {
         let path = temporaryDirectory() + "/db.sqlite"
         let database = try SQLiteDatabase(path: path, migrations: [table])
         let writes = (0..<50).map { _ in Task { try await insert(database) } }
-        while database.queuedWriteCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        // Bounded: on a machine busy with the whole suite all 50 may be written before this task
+        // runs again, and the queue is then empty for good (this loop once hung the suite).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while database.queuedWriteCount == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
         await database.close()
         var acknowledged = 0
         for write in writes {
