@@ -71,6 +71,9 @@ public final class AsyncHandlerDispatcher: Sendable {
     private let recorded = Mutex<Set<OutboxSubscription>?>(nil)
     /// When the cursor last followed the log's end with no ASYNC handler defined.
     private let lastIdleAdvance = Mutex<ContinuousClock.Instant?>(nil)
+    /// A commit happened since the cursor last followed the log's end while idle; the poll alone
+    /// (no commit) costs an idle server no database work.
+    private let committedSinceIdleAdvance = Mutex(true)
 
     /// `handlers` gives the definition in force's handlers (ASYNC ones are taken); `run` runs one
     /// on one change and throws when it failed. `clock` is wall-clock milliseconds.
@@ -99,7 +102,10 @@ public final class AsyncHandlerDispatcher: Sendable {
 
     /// Starts dispatching: after every commit, and every `pollInterval` as the fallback.
     public func start() {
-        log.observeCommits { [weak self] in self?.wake.yield() }
+        log.observeCommits { [weak self] in
+            self?.committedSinceIdleAdvance.withLock { $0 = true }
+            self?.wake.yield()
+        }
         let interval = options.pollInterval
         let started = [
             Task(executorPreference: globalConcurrentExecutor) { [self] in await loop() },
@@ -160,6 +166,11 @@ public final class AsyncHandlerDispatcher: Sendable {
                 return false
             }
             if idle { return false }
+            let committed = committedSinceIdleAdvance.withLock { committed in
+                defer { committed = false }
+                return committed
+            }
+            if !committed { return false }
         }
         // Read first, so an instance with nothing to do (or without the lease) writes nothing:
         // its own writes' commits wake it again.
