@@ -20,10 +20,8 @@ import Testing
             print('fetched', object.name);
             return object.name + '!';
         };
-        exports.napThenEcho = function (argument) {
+        exports.callThenEcho = function (argument) {
             ff.getObjFromUrl('/ff/resources/Started/' + argument);
-            var until = Date.now() + (argument === '1' ? 3000 : 300);
-            while (Date.now() < until) {}
             return argument;
         };
         """
@@ -104,20 +102,38 @@ import Testing
 
     @Test("past the queue limit a run is refused at once with 503 scripts_busy")
     func fullQueue() async throws {
-        let runtime = try await runtime(timeout: 10, workers: 1, queueLimit: 1)
-        // One runs (it has made its first call), one waits; a third finds the queue full.
-        let started = RecordingCalls()
-        async let first = runtime.invoke(invocation("napThenEcho", argument: "1"), calls: started)
-        #expect(await eventually { started.calls.count == 1 })
-        async let second = runtime.invoke(invocation("napThenEcho", argument: "2"), calls: RecordingCalls())
-        #expect(await eventually { runtime.waiting == 1 })
+        let runtime = try await runtime(timeout: 60, workers: 1, queueLimit: 1)
+        // One runs (held inside its first call until the gate opens), one waits; a third finds
+        // the queue full.
+        let gate = GatedCalls()
+        async let first = runtime.invoke(invocation("callThenEcho", argument: "1"), calls: gate)
+        #expect(await eventually(within: 30) { gate.entered })
+        async let second = runtime.invoke(invocation("callThenEcho", argument: "2"), calls: RecordingCalls())
+        #expect(await eventually(within: 30) { runtime.waiting == 1 })
         await #expect { try await runtime.invoke(invocation("echo"), calls: RecordingCalls()) } throws: {
             ($0 as? RoostError)?.code == "scripts_busy" && ($0 as? RoostError)?.status == 503
         }
+        gate.open()
         #expect(try await first.value == .string("1"))
         #expect(try await second.value == .string("2"))
         await runtime.shutdown()
     }
+}
+
+/// An `ff` host whose calls wait until the test opens the gate: holds a worker without burning CPU.
+final class GatedCalls: ScriptCallHandling {
+    private let state = Mutex<(entered: Bool, open: Bool)>((false, false))
+
+    var entered: Bool { state.withLock { $0.entered } }
+    func open() { state.withLock { $0.open = true } }
+
+    func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
+        state.withLock { $0.entered = true }
+        while !state.withLock({ $0.open }) { try await Task.sleep(for: .milliseconds(20)) }
+        return .null
+    }
+
+    func log(level: String, message: String) {}
 }
 
 /// The server side of `ff` calls for these tests: answers every call with `answer` and keeps what
