@@ -61,7 +61,7 @@ start)
     fi
     if ! running; then
         as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-            -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000" \
+            -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=2000" \
             start >/dev/null || {
             tail -n 20 "$dir/server.log" >&2
             exit 1

@@ -70,10 +70,14 @@ struct PermissionWorld: Sendable {
         guids[.admin] = (session.json["user"] as? [String: Any])?["guid"] as? String
         let world = PermissionWorld(
             server: server, tokens: tokens, guids: guids, definitionPath: definitionPath)
+        // A failed setup fails its test, not the whole test process.
+        guard let member = guids[.member] else {
+            throw TestClientError(description: "the member's guid is missing: its registration failed")
+        }
         let group = try await world.send(
             .admin, "POST", "/ff/resources/FFUserGroup",
             json:
-                #"{"guid":"editors","groupName":"Editors","users":[{"ffUrl":"/ff/resources/FFUser/\#(guids[.member]!)"}]}"#
+                #"{"guid":"editors","groupName":"Editors","users":[{"ffUrl":"/ff/resources/FFUser/\#(member)"}]}"#
         )
         guard group.status == 201 else { throw TestClientError(description: "group: \(group.text)") }
         return world
