@@ -32,7 +32,7 @@ struct LifecycleStoreTests {
         let writes = (0..<50).map { _ in Task { try await insert(database) } }
         // Bounded: on a machine busy with the whole suite all 50 may be written before this task
         // runs again, and the queue is then empty for good (this loop once hung the suite).
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(2)
         while database.queuedWriteCount == 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
