@@ -42,7 +42,9 @@ as_owner() {
     fi
 }
 
-url() { echo "postgresql:///postgres?host=$dir&user=roost"; }
+# A generous connect timeout: on a machine busy with the whole parallel suite (hundreds of
+# connections, backends forking) a connection can take seconds; the server default is 3 s.
+url() { echo "postgresql:///postgres?host=$dir&user=roost&connect_timeout=30"; }
 
 running() { [ -f "$dir/data/postmaster.pid" ] && as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; }
 
