@@ -52,16 +52,35 @@ static int reset_signals(posix_spawnattr_t *attributes) {
     return status;
 }
 
+// Spawns `path` with `actions` (already filled, or `status` not 0) and signals reset; destroys
+// `actions`. The one place both spawns below share.
+static int spawn_with(const char *path, char *const argv[], char *const envp[], posix_spawn_file_actions_t *actions,
+                      int status, int firstClosed, int *pid) {
+    posix_spawnattr_t attributes;
+    int initialized = status == 0 ? posix_spawnattr_init(&attributes) : status;
+    if (initialized != 0) {
+        posix_spawn_file_actions_destroy(actions);
+        return initialized;
+    }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    // Nothing but what the actions set up: descriptors other threads open meanwhile stay here.
+    status = posix_spawn_file_actions_addclosefrom_np(actions, firstClosed);
+#else
+    (void)firstClosed;
+#endif
+    if (status == 0) status = reset_signals(&attributes);
+    pid_t child = 0;
+    if (status == 0) status = posix_spawn(&child, path, actions, &attributes, argv, envp);
+    if (status == 0) *pid = child;
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(actions);
+    return status;
+}
+
 int roost_spawn(const char *path, char *const argv[], int input, int output, int error, int *pid) {
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
     int status = posix_spawn_file_actions_init(&actions);
     if (status != 0) return status;
-    status = posix_spawnattr_init(&attributes);
-    if (status != 0) {
-        posix_spawn_file_actions_destroy(&actions);
-        return status;
-    }
     int descriptors[3] = {input, output, error};
     for (int target = 0; target < 3 && status == 0; target++) {
         if (descriptors[target] >= 0) {
@@ -70,39 +89,15 @@ int roost_spawn(const char *path, char *const argv[], int input, int output, int
             status = posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_RDWR, 0);
         }
     }
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-#endif
-    if (status == 0) status = reset_signals(&attributes);
-    pid_t child = 0;
-    if (status == 0) status = posix_spawn(&child, path, &actions, &attributes, argv, environ);
-    if (status == 0) *pid = child;
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
-    return status;
+    return spawn_with(path, argv, environ, &actions, status, 3, pid);
 }
 
 int roost_spawn_with_channel(const char *path, char *const argv[], char *const envp[], int channel, int *pid) {
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
     int status = posix_spawn_file_actions_init(&actions);
     if (status != 0) return status;
-    status = posix_spawnattr_init(&attributes);
-    if (status != 0) {
-        posix_spawn_file_actions_destroy(&actions);
-        return status;
-    }
     status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, channel, 3);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-#endif
-    if (status == 0) status = reset_signals(&attributes);
-    pid_t child = 0;
-    if (status == 0) status = posix_spawn(&child, path, &actions, &attributes, argv, envp);
-    if (status == 0) *pid = child;
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
-    return status;
+    return spawn_with(path, argv, envp, &actions, status, 4, pid);
 }
