@@ -27,7 +27,7 @@ import Testing
         """
     ]
 
-    func runtime(timeout: Double = 10, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256)
+    func runtime(timeout: Double = 60, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256)
         async throws
         -> ScriptRuntime
     {
