@@ -49,6 +49,18 @@ extension Application {
             appAddress: address, logger: logger)
     }
 
+    /// `/ff/ext/<name>`: the app's extensions; a script creates objects no larger than a request body.
+    static func extensionRoutes(
+        _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
+        accounts: AccountService, definitions: AppDefinitionSource, logger: Logger
+    ) -> ScriptExtensionRoutes {
+        var limits = FatFractalScriptAPI.Limits()
+        limits.maxObjectBytes = configuration.maxBodyBytes
+        return ScriptExtensionRoutes(
+            runtime: runtime, objects: objects, accounts: accounts, definitions: definitions, logger: logger,
+            configuredPrefix: configuration.appPrefix, limits: limits)
+    }
+
     /// The `ff` API host for one handler run.
     static func scriptCallsFactory(
         objects: ObjectService, accounts: AccountService, appAddress: String, logger: Logger

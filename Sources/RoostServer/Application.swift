@@ -186,12 +186,9 @@ public final class Application: Sendable {
             refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
         EventRoutes(feed: changeFeed).register(in: &router)
-        var scriptLimits = FatFractalScriptAPI.Limits()
-        scriptLimits.maxObjectBytes = configuration.maxBodyBytes
-        ScriptExtensionRoutes(
-            runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions,
-            logger: logger, configuredPrefix: configuration.appPrefix, limits: scriptLimits
+        Self.extensionRoutes(
+            configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
+            definitions: definitions, logger: logger
         ).register(in: &router)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
