@@ -29,18 +29,26 @@ public struct ScriptChannelError: Error, Sendable, Equatable, CustomStringConver
 /// One end of the socket between the server and a script worker process. Every message is a
 /// frame: a 4-byte big-endian length, then that many bytes of one JSON object whose `"t"` member
 /// names the message (see `/work/briefs/scripts-contract.md` and the README's script section).
-/// Reads and writes block; neither side ever reads or writes a channel from an event loop.
+/// Reads and writes block; neither side ever reads or writes a channel from an event loop, and
+/// one thread at a time reads a channel (its copies share what was read ahead).
 public struct ScriptChannel: Sendable {
     /// The largest frame either side accepts: more is a broken or hostile peer.
     public static let maximumFrameBytes = 16 << 20
 
     public let descriptor: Int32
+    /// Bytes read past the last frame: a read takes what the socket has, often a whole frame
+    /// and its header at once.
+    private let readAhead = ReadAhead()
 
     public init(descriptor: Int32) { self.descriptor = descriptor }
 
     /// Writes one message; a peer that has gone throws `.closed`.
     public func send(_ message: JSONObject) throws(ScriptChannelError) {
-        let body = JSONWriter.bytes(.object(message))
+        try send(frame: JSONWriter.bytes(.object(message)))
+    }
+
+    /// Writes one message already in JSON (a JSON object whose `t` member names it).
+    public func send(frame body: [UInt8]) throws(ScriptChannelError) {
         guard body.count <= Self.maximumFrameBytes else {
             throw ScriptChannelError(
                 .malformed, "a message of \(body.count) bytes is over the 16 MiB frame limit")
@@ -57,6 +65,13 @@ public struct ScriptChannel: Sendable {
     /// Reads one message, waiting at most until `deadline` (a `CLOCK_MONOTONIC` time in
     /// nanoseconds) when given.
     public func receive(deadline: UInt64? = nil) throws(ScriptChannelError) -> JSONObject {
+        try receiveFrame(deadline: deadline).message
+    }
+
+    /// Reads one message, and its JSON text as it came (to hand on without writing it again).
+    public func receiveFrame(deadline: UInt64? = nil) throws(ScriptChannelError) -> (
+        message: JSONObject, body: [UInt8]
+    ) {
         let header = try readExactly(4, deadline: deadline)
         let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
         guard length <= Self.maximumFrameBytes else {
@@ -67,7 +82,7 @@ public struct ScriptChannel: Sendable {
         else {
             throw ScriptChannelError(.malformed, "a frame that is not a JSON object with a 't' member")
         }
-        return message
+        return (message, body)
     }
 
     /// Now, on the clock deadlines use.
@@ -97,13 +112,11 @@ public struct ScriptChannel: Sendable {
     }
 
     private func readExactly(_ count: Int, deadline: UInt64?) throws(ScriptChannelError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var offset = 0
-        while offset < count {
+        while readAhead.available < count {
+            // What is missing, or a chunk more when less is missing: the next frame often came too.
+            let want = max(count - readAhead.available, ReadAhead.chunk)
             if let deadline { try wait(until: deadline) }
-            let got = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + offset, count - offset)
-            }
+            let got = readAhead.fill(from: descriptor, upTo: want)
             if got < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw ScriptChannelError(.system, "reading the script channel failed (errno \(errno))")
@@ -111,9 +124,8 @@ public struct ScriptChannel: Sendable {
             if got == 0 {
                 throw ScriptChannelError(.closed, "the script channel was closed by the other side")
             }
-            offset += got
         }
-        return bytes
+        return readAhead.take(count)
     }
 
     private func wait(until deadline: UInt64) throws(ScriptChannelError) {
@@ -128,5 +140,47 @@ public struct ScriptChannel: Sendable {
                 throw ScriptChannelError(.system, "waiting on the script channel failed (errno \(errno))")
             }
         }
+    }
+}
+
+/// What one channel has read and not yet handed out: `storage[start..<end]`.
+private final class ReadAhead: @unchecked Sendable {
+    static let chunk = 64 << 10
+    private var storage = [UInt8](repeating: 0, count: ReadAhead.chunk)
+    private var start = 0
+    private var end = 0
+
+    var available: Int { end - start }
+
+    /// Reads at most `count` more bytes from `descriptor`: `read`'s answer.
+    func fill(from descriptor: Int32, upTo count: Int) -> Int {
+        if storage.count - end < count {
+            if start > 0 {
+                storage.withUnsafeMutableBytes { buffer in
+                    let base = buffer.baseAddress!
+                    _ = memmove(base, base + start, end - start)
+                }
+                (start, end) = (0, end - start)
+            }
+            if storage.count - end < count {
+                storage.append(contentsOf: repeatElement(0, count: count - (storage.count - end)))
+            }
+        }
+        let got = storage.withUnsafeMutableBytes { buffer in
+            read(descriptor, buffer.baseAddress! + end, count)
+        }
+        if got > 0 { end += got }
+        return got
+    }
+
+    func take(_ count: Int) -> [UInt8] {
+        let taken = Array(storage[start..<start + count])
+        start += count
+        if start == end {
+            (start, end) = (0, 0)
+            // A 16 MiB frame's room is not kept for the small ones that follow.
+            if storage.count > 4 * ReadAhead.chunk { storage = [UInt8](repeating: 0, count: ReadAhead.chunk) }
+        }
+        return taken
     }
 }

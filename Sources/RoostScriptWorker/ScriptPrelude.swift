@@ -1,9 +1,10 @@
 /// The JavaScript every fresh heap starts with: `print`, `console`, `require`, the `ff` module and
-/// the driver the worker calls for each request. It is a function expression called with
+/// the driver the worker calls for each request: given the `invoke` frame as it came, it answers
+/// the whole `done` or `failed` frame, which the worker sends on as it is. It is a function expression called with
 /// (host, compile, moduleIdsJSON) and returns the driver; nothing but the documented globals is
 /// left where scripts can reach it.
 ///
-/// `host(op, a, b)` answers "log" (level, message), "call" (method, argsJSON → reply JSON) and
+/// `host(op, a, b)` answers "log" (level, message), "call" (method, argsJSON → the reply frame) and
 /// "source" (module id → source text); `compile(source, fileName, asFunction)` compiles or throws
 /// a SyntaxError.
 let scriptPrelude = #"""
@@ -63,8 +64,13 @@ let scriptPrelude = #"""
         if (now.response === null) now.response = {};
         return now.response;
     };
+    // Asked of the server on first use (a lookup most handlers never need), then kept.
     ff.getActiveUser = function () {
-        var user = invocation().context.activeUser;
+        var now = invocation();
+        if (!Object.prototype.hasOwnProperty.call(now.context, 'activeUser')) {
+            now.context.activeUser = ffCall('getActiveUser', []);
+        }
+        var user = now.context.activeUser;
         return user === undefined ? null : user;
     };
     ff.getHttpAppAddress = function () { return invocation().context.appAddress; };
@@ -171,15 +177,16 @@ let scriptPrelude = #"""
         var request = parse(requestJSON);
         current = { data: request.data === undefined ? null : request.data, dataRead: false, response: null,
                     context: request.context !== null && typeof request.context === 'object' ? request.context : {} };
+        if (typeof request.argument !== 'string') request.argument = stringify(current.data);
         global.FF_EVENT_DATA_JSON = request.argument;
         global.FF_EXTENSION_REQUEST_DATA_JSON = request.argument;
         try {
             var value = run(request);
-            var done = { t: 'done', value: value === undefined ? null : value, response: response() };
-            if (current.dataRead) done.eventData = current.data;
-            return stringify(done);
+            return stringify({ t: 'done', id: request.id, value: value === undefined ? null : value,
+                               response: response(),
+                               eventData: current.dataRead && request.returnsEventData === true ? current.data : null });
         } catch (thrown) {
-            return stringify({ t: 'failed', error: failure(thrown) });
+            return stringify({ t: 'failed', id: request.id, error: failure(thrown) });
         } finally {
             current = null;
         }

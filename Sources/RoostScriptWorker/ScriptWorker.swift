@@ -65,15 +65,16 @@ final class WorkerSession {
     func run() -> Int32 {
         while exitCode == nil {
             let message: JSONObject
+            let frame: [UInt8]
             do {
-                message = try channel.receive()
+                (message, frame) = try channel.receiveFrame()
             } catch {
                 return ScriptWorker.exitCode(for: error)
             }
             let understood =
                 switch message["t"]?.stringValue {
                 case "load": load(message)
-                case "invoke": invoke(message)
+                case "invoke": invoke(message, frame: frame)
                 default: false
                 }
             if !understood { return 2 }

@@ -3,21 +3,14 @@ import RoostScriptProtocol
 
 /// `invoke` and what a running script asks of the worker: logs, ff calls, module sources.
 extension WorkerSession {
-    func invoke(_ message: JSONObject) -> Bool {
+    /// Runs the script an `invoke` frame names; the prelude parses the frame itself and writes
+    /// the whole answer, which goes back as it is (no JSON is parsed or written here twice).
+    func invoke(_ message: JSONObject, frame: [UInt8]) -> Bool {
         guard let id = message["id"], case .number = id else { return false }
-        let outcome = perform(message, id: id)
-        var answer = jsonObject(("t", outcome["t"] ?? .string("failed")), ("id", id))
-        for member in outcome.members where member.key != "t" && member.key != "id" {
-            answer[member.key] = member.value
-        }
-        if answer["t"] == .string("done") {
-            if answer["value"] == nil { answer["value"] = .null }
-            if answer["response"] == nil { answer["response"] = .null }
-            if answer["eventData"] == nil { answer["eventData"] = message["data"] ?? .null }
-        }
+        let answer = perform(frame, id: id)
         if exitCode == nil {
             do {
-                try channel.send(answer)
+                try channel.send(frame: answer)
             } catch  where error.kind == .malformed {
                 send(
                     Self.scriptFailure(
@@ -33,34 +26,39 @@ extension WorkerSession {
         return true
     }
 
-    /// The `done` or `failed` members for one invocation.
-    private func perform(_ message: JSONObject, id: JSONValue) -> JSONObject {
+    /// The `done` or `failed` frame for one invocation.
+    private func perform(_ frame: [UInt8], id: JSONValue) -> [UInt8] {
         if heap == nil {
             do {
                 heap = try makeHeap(moduleIds: Array(modules.keys), memoryLimit: memoryLimit)
             } catch {
-                return Self.scriptFailure(id: id, "Error: \(error.message)")
+                return Self.failureFrame(id: id, "Error: \(error.message)")
             }
         }
-        guard let heap else { return Self.scriptFailure(id: id, "Error: no script heap") }
+        guard let heap else { return Self.failureFrame(id: id, "Error: no script heap") }
         heap.refusedAllocation = false
         invocationID = id
         lastSequence = 0
-        let (answer, escaped) = heap.drive("invoke", payload: JSONWriter.bytes(.object(message)))
+        let (answer, escaped) = heap.drive("invoke", payload: frame)
         invocationID = nil
-        if heap.refusedAllocation, escaped != nil || Self.isFailure(answer) {
-            return jsonObject(
-                ("t", .string("failed")), ("error", .object(jsonObject(("origin", .string("memory"))))))
+        if heap.refusedAllocation, escaped != nil || answer.starts(with: Self.failedPrefix) {
+            let memory = jsonObject(("origin", .string("memory")))
+            return JSONWriter.bytes(
+                .object(jsonObject(("t", .string("failed")), ("id", id), ("error", .object(memory)))))
         }
-        if let escaped { return Self.scriptFailure(id: id, escaped) }
-        guard case .object(let outcome)? = try? JSONParser.parse(answer) else {
-            return Self.scriptFailure(id: id, "TypeError: the script's value cannot be sent as JSON")
+        if let escaped { return Self.failureFrame(id: id, escaped) }
+        // The prelude writes `{"t":"done",…}` or `{"t":"failed",…}` with JSON.stringify.
+        guard answer.starts(with: Self.donePrefix) || answer.starts(with: Self.failedPrefix) else {
+            return Self.failureFrame(id: id, "TypeError: the script's value cannot be sent as JSON")
         }
-        return outcome
+        return answer
     }
 
-    private static func isFailure(_ answer: [UInt8]) -> Bool {
-        answer.starts(with: Array(#"{"t":"failed""#.utf8))
+    private static let donePrefix = Array(#"{"t":"done","#.utf8)
+    private static let failedPrefix = Array(#"{"t":"failed","#.utf8)
+
+    private static func failureFrame(id: JSONValue, _ message: String) -> [UInt8] {
+        JSONWriter.bytes(.object(scriptFailure(id: id, message)))
     }
 
     static func scriptFailure(id: JSONValue, _ message: String) -> JSONObject {
@@ -98,22 +96,27 @@ extension WorkerSession {
                 ("message", .string(String(decoding: text, as: UTF8.self)))))
     }
 
-    /// Sends `call` and waits for its `reply`: `{"result":…}` or `{"error":…}` for the prelude.
+    /// Sends `call` and waits for its `reply`, which goes to the prelude as it came: it reads
+    /// `result` or `error` from it.
     private func call(method: String, argumentsJSON: [UInt8]) -> [UInt8] {
         guard let id = invocationID, exitCode == nil else {
             return Self.callError(500, "the script channel is closed", "script_channel_closed")
         }
-        guard case .array(let arguments)? = try? JSONParser.parse(argumentsJSON) else {
+        // The prelude's JSON.stringify wrote the arguments: an array's JSON text, sent as it is.
+        guard argumentsJSON.first == UInt8(ascii: "[") else {
             return Self.callError(
                 400, "the arguments of \(method) cannot be sent as JSON", "script_arguments_not_json")
         }
         let sequence = lastSequence + 1
+        var frame = Array(#"{"t":"call","id":"#.utf8)
+        frame += JSONWriter.bytes(id)
+        frame += Array(#","seq":\#(sequence),"method":"#.utf8)
+        frame += JSONWriter.bytes(.string(method))
+        frame += Array(#","args":"#.utf8)
+        frame += argumentsJSON
+        frame.append(UInt8(ascii: "}"))
         do {
-            try channel.send(
-                jsonObject(
-                    ("t", .string("call")), ("id", id), ("seq", .integer(sequence)),
-                    ("method", .string(method)),
-                    ("args", .array(arguments))))
+            try channel.send(frame: frame)
         } catch  where error.kind == .malformed {
             return Self.callError(
                 413, "the arguments of \(method) are over the 16 MiB frame limit", "script_message_too_large")
@@ -123,8 +126,9 @@ extension WorkerSession {
         }
         lastSequence = sequence
         let reply: JSONObject
+        let body: [UInt8]
         do {
-            reply = try channel.receive()
+            (reply, body) = try channel.receiveFrame()
         } catch {
             exitCode = ScriptWorker.exitCode(for: error)
             return Self.callError(500, "the script channel is closed", "script_channel_closed")
@@ -138,9 +142,8 @@ extension WorkerSession {
                 exitCode = 2
                 return Self.callError(500, "the server's error is not an object", "script_channel_closed")
             }
-            return JSONWriter.bytes(.object(jsonObject(("error", error))))
         }
-        return JSONWriter.bytes(.object(jsonObject(("result", reply["result"] ?? .null))))
+        return body
     }
 
     private static func callError(_ status: Int64, _ message: String, _ code: String) -> [UInt8] {

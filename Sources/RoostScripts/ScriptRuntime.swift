@@ -12,16 +12,21 @@ public struct ScriptInvocation: Sendable {
     public var name: String
     public var entry: ScriptEntry
     /// The text passed as `FF_EVENT_DATA_JSON` / `FF_EXTENSION_REQUEST_DATA_JSON` (and as the
-    /// exported function's one argument).
-    public var argument: String
+    /// exported function's one argument); nil is `data` as JSON, made by the worker (so the
+    /// object crosses the channel once).
+    public var argument: String?
     /// What `ff.getEventHandlerData()` / `ff.getExtensionRequestData()` return.
     public var data: JSONValue
-    /// `activeUser` (the FFUser object or null), `appAddress`, `eventId`, `requestId`.
+    /// `appAddress`, `eventId`, `requestId`, and optionally `activeUser` (the FFUser object or
+    /// null); without it `ff.getActiveUser()` asks the server (a `getActiveUser` call), so a
+    /// script that never asks costs no lookup.
     public var context: JSONObject
+    /// Whether the outcome carries the event's object as the script left it (PRE handlers).
+    public var returnsEventData = false
 
     public init(
-        kind: Kind, name: String, entry: ScriptEntry, argument: String, data: JSONValue,
-        context: JSONObject
+        kind: Kind, name: String, entry: ScriptEntry, argument: String? = nil, data: JSONValue,
+        context: JSONObject, returnsEventData: Bool = false
     ) {
         self.kind = kind
         self.name = name
@@ -29,6 +34,7 @@ public struct ScriptInvocation: Sendable {
         self.argument = argument
         self.data = data
         self.context = context
+        self.returnsEventData = returnsEventData
     }
 }
 
@@ -39,7 +45,8 @@ public struct ScriptOutcome: Sendable {
     /// `ff.response()`'s fields (`result`, `responseCode`, `statusMessage`, `mimeType`) if the
     /// script asked for it.
     public var response: JSONObject?
-    /// The event's object as the script left it (a PRE handler's changes).
+    /// The event's object as the script left it (a PRE handler's changes), when the invocation
+    /// asked for it and the script read it.
     public var eventData: JSONValue?
 
     public init(value: JSONValue = .null, response: JSONObject? = nil, eventData: JSONValue? = nil) {

@@ -10,6 +10,8 @@ import RoostScriptProtocol
 struct ScriptSlot {
     let runtime: ScriptRuntime
     let slot: Int
+    /// Where the script's `ff` calls run: on this slot's own thread.
+    let executor = ScriptSlotExecutor()
 
     func run() {
         var worker: ScriptWorkerProcess?
@@ -85,8 +87,9 @@ struct ScriptSlot {
             message["module"] = invocation.entry.module.map(JSONValue.string) ?? .null
             message["function"] = invocation.entry.function.map(JSONValue.string) ?? .null
         }
-        message["argument"] = .string(invocation.argument)
+        if let argument = invocation.argument { message["argument"] = .string(argument) }
         message["data"] = invocation.data
+        if invocation.returnsEventData { message["returnsEventData"] = .bool(true) }
         message["context"] = .object(invocation.context)
         return message
     }
@@ -127,23 +130,17 @@ struct ScriptSlot {
         }
     }
 
-    /// Runs one `ff` call on Swift's concurrency and waits for it here, on the pool's own thread,
-    /// no longer than the script's deadline.
+    /// Runs one `ff` call on this pool thread (see ``ScriptSlotExecutor``) and waits for it no
+    /// longer than the script's deadline.
     private func answer(
         _ method: String, _ arguments: [JSONValue], calls: any ScriptCallHandling, deadline: UInt64
     ) throws(ScriptChannelError) -> Result<JSONValue, any Error> {
-        let box = CallResult()
-        let task = Task {
-            let result: Result<JSONValue, any Error>
-            do { result = .success(try await calls.call(method, arguments: arguments)) } catch {
-                result = .failure(error)
+        let result = executor.run(until: deadline) { () async -> Result<JSONValue, any Error> in
+            do { return .success(try await calls.call(method, arguments: arguments)) } catch {
+                return .failure(error)
             }
-            box.finish(result)
         }
-        let now = ScriptChannel.monotonicNanoseconds()
-        let wait = DispatchTime.now() + .nanoseconds(Int(deadline > now ? deadline - now : 0))
-        guard box.done.wait(timeout: wait) == .success, let result = box.result else {
-            task.cancel()
+        guard let result else {
             throw ScriptChannelError(.timedOut, "an ff call outlived the script's deadline")
         }
         return result
@@ -180,16 +177,5 @@ struct ScriptSlot {
 
     private func requestSuffix(_ job: ScriptJob) -> String {
         job.invocation.context["requestId"]?.stringValue.map { " [request \($0)]" } ?? ""
-    }
-}
-
-/// An `ff` call's result, handed from a Task to the waiting pool thread.
-private final class CallResult: @unchecked Sendable {
-    let done = DispatchSemaphore(value: 0)
-    private(set) var result: Result<JSONValue, any Error>?
-
-    func finish(_ result: Result<JSONValue, any Error>) {
-        self.result = result
-        done.signal()
     }
 }

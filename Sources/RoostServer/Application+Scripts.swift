@@ -68,7 +68,7 @@ extension Application {
         { caller, rights, name in
             FatFractalScriptAPI(
                 objects: objects, accounts: accounts,
-                rights: FatFractalScriptAPI.rights(rights, caller: caller),
+                rights: FatFractalScriptAPI.rights(rights, caller: caller), activeCaller: caller,
                 appAddress: appAddress, requestID: "-", scriptName: name, logger: logger)
         }
     }
@@ -108,14 +108,11 @@ extension Application {
                 }
                 let data = FatFractalWire.wireObject(object, mayEdit: { _, _, _ in true })
                 var context = JSONObject()
-                context["activeUser"] = await runner.activeUser(actor)
                 context["appAddress"] = .string(runner.appAddress)
                 context["eventId"] = .string(AsyncHandlerDispatcher.eventID(of: change))
                 context["event"] = .string(change.operation.rawValue)
                 let invocation = ScriptInvocation(
-                    kind: .handler, name: handler.name, entry: handler.entry,
-                    argument: JSONWriter.string(data),
-                    data: data, context: context)
+                    kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context)
                 _ = try await runtime.invoke(
                     invocation, calls: runner.makeCalls(actor, handler.rights, handler.name))
             })

@@ -40,7 +40,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         rights == .system ? systemPrincipal : caller
     }
 
-    /// What `ff.getActiveUser()` answers (the invocation context's `activeUser`): the caller's
+    /// What `ff.getActiveUser()` answers (a `getActiveUser` call): the caller's
     /// FFUser in the wire shape, or FatFractal's user `anonymous` (its scripts test
     /// `ff.getActiveUser().guid == "anonymous"`).
     public static func activeUser(_ caller: Principal?, accounts: AccountService) async throws -> JSONValue {
@@ -54,6 +54,9 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     let accounts: AccountService
     /// Whose rights the data calls carry; nil is an anonymous caller.
     public let rights: Principal?
+    /// Who caused the event or called the extension (nil: anonymous), whatever the rights:
+    /// what `getActiveUser` answers.
+    public let activeCaller: Principal?
     /// `https://host[/prefix]`, what `getHttpAppAddress()` answers (the worker has it already).
     public let appAddress: String
     public let requestID: String
@@ -63,12 +66,13 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public var limits = Limits()
 
     public init(
-        objects: ObjectService, accounts: AccountService, rights: Principal?, appAddress: String,
-        requestID: String, scriptName: String, logger: Logger, limits: Limits = Limits()
+        objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
+        appAddress: String, requestID: String, scriptName: String, logger: Logger, limits: Limits = Limits()
     ) {
         self.objects = objects
         self.accounts = accounts
         self.rights = rights
+        self.activeCaller = activeCaller
         self.appAddress = appAddress
         self.requestID = requestID
         self.scriptName = scriptName
@@ -103,6 +107,10 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
             return .null
         case "registerUser":
             return try await registerUser(call)
+        case "getActiveUser":
+            try call.expectCount(0)
+            // A user deleted meanwhile is no user, as a failed lookup always was.
+            return (try? await Self.activeUser(activeCaller, accounts: accounts)) ?? .null
         case "resetPassword":
             throw RoostError.scriptServiceNotConfigured(method, service: "password reset by mail")
         case "sendPushNotifications":

@@ -87,18 +87,17 @@ struct ScriptExtensionRoutes: Sendable {
             ?? ScriptExtensionRequest.appAddress(
                 of: request, prefix: configuredPrefix ?? definitions.definition.hosting.appPrefix)
         var context = JSONObject()
-        context["activeUser"] = try await FatFractalScriptAPI.activeUser(caller, accounts: accounts)
         context["appAddress"] = .string(address)
         context["eventId"] = .null
         context["requestId"] = .string(request.requestID)
         let calls = FatFractalScriptAPI(
             objects: objects, accounts: accounts,
-            rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), appAddress: address,
+            rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), activeCaller: caller,
+            appAddress: address,
             requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
         let outcome = try await invoke(
             ScriptInvocation(
-                kind: .extension, name: name, entry: scriptExtension.entry, argument: JSONWriter.string(data),
-                data: data, context: context),
+                kind: .extension, name: name, entry: scriptExtension.entry, data: data, context: context),
             calls)
         do {
             return try ScriptExtensionAnswer.response(outcome)

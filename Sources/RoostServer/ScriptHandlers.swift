@@ -72,20 +72,13 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         caller: Principal?
     ) async throws -> ScriptOutcome {
         var context = JSONObject()
-        context["activeUser"] = await activeUser(caller)
         context["appAddress"] = .string(appAddress)
         context["eventId"] = .string(
             "\(event.rawValue):\(object.collection)/\(object.guid)/\(object.version)")
         context["event"] = .string(event.rawValue)
         let invocation = ScriptInvocation(
-            kind: .handler, name: handler.name, entry: handler.entry, argument: JSONWriter.string(data),
-            data: data,
-            context: context)
+            kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context,
+            returnsEventData: handler.phase == .pre)
         return try await runtime.invoke(invocation, calls: makeCalls(caller, handler.rights, handler.name))
-    }
-
-    /// The caller's FFUser in the wire shape, or FatFractal's `anonymous` user.
-    func activeUser(_ caller: Principal?) async -> JSONValue {
-        (try? await FatFractalScriptAPI.activeUser(caller, accounts: accounts)) ?? .null
     }
 }

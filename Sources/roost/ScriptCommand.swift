@@ -114,11 +114,10 @@ private func runScript(
     defer { Task { await runtime.shutdown() } }
     try await runtime.load(definitions.definition.scripts.modules)
     var context = JSONObject()
-    context["activeUser"] = try await FatFractalScriptAPI.activeUser(caller, accounts: accounts)
     context["appAddress"] = .string("http://localhost")
     let calls = FatFractalScriptAPI(
         objects: objects, accounts: accounts,
-        rights: FatFractalScriptAPI.rights(system ? .system : .caller, caller: caller),
+        rights: FatFractalScriptAPI.rights(system ? .system : .caller, caller: caller), activeCaller: caller,
         appAddress: "http://localhost",
         requestID: "roost-script-run", scriptName: name, logger: logger)
     do {

@@ -146,19 +146,59 @@ struct ScriptWorkerCallTests {
     func eventData() throws {
         let worker = WorkerHarness()
         try worker.load([:])
-        try worker.server.send(
-            snippet(
-                id: 19,
-                """
-                var ff = require('ffef/FatFractal');
-                var d = ff.getEventHandlerData(); d.score = 10; delete d.tmp;
-                [ff.getEventHandlerData() === ff.getExtensionRequestData(), ff.getActiveUser().guid, ff.getHttpAppAddress()]
-                """, data: #"{"name":"a","tmp":1}"#))
+        var message = snippet(
+            id: 19,
+            """
+            var ff = require('ffef/FatFractal');
+            var d = ff.getEventHandlerData(); d.score = 10; delete d.tmp;
+            [ff.getEventHandlerData() === ff.getExtensionRequestData(), ff.getActiveUser().guid, ff.getHttpAppAddress()]
+            """, data: #"{"name":"a","tmp":1}"#)
+        message["returnsEventData"] = .bool(true)
+        try worker.server.send(message)
         #expect(
             try worker.receive()
                 == json(
                     #"{"t":"done","id":19,"value":[true,"u1","https://app.example"],"response":null,"eventData":{"name":"a","score":10}}"#
                 ))
+        #expect(worker.finish() == 0)
+    }
+
+    @Test(
+        "a POST handler's object does not come back; without an argument the function gets the data as JSON"
+    )
+    func dataOnce() throws {
+        let worker = WorkerHarness()
+        try worker.load([
+            "scripts/Votes":
+                "exports.handle = function (text) { require('ffef/FatFractal').getEventHandlerData().n = 2; return [text, FF_EVENT_DATA_JSON]; };"
+        ])
+        var message = invocation(
+            id: 30, module: "scripts/Votes", function: "handle", data: #"{"n":1,"s":"a\"b"}"#)
+        message["argument"] = nil
+        try worker.server.send(message)
+        #expect(
+            try worker.receive()
+                == json(
+                    #"{"t":"done","id":30,"value":["{\"n\":1,\"s\":\"a\\\"b\"}","{\"n\":1,\"s\":\"a\\\"b\"}"],"response":null,"eventData":null}"#
+                ))
+        #expect(worker.finish() == 0)
+    }
+
+    @Test("without activeUser in the context, ff.getActiveUser() asks the server once per invocation")
+    func activeUserAsked() throws {
+        let worker = WorkerHarness()
+        try worker.load([:])
+        var message = snippet(
+            id: 31,
+            "var ff = require('ffef/FatFractal'); [ff.getActiveUser().guid, ff.getActiveUser().userName]")
+        message["context"] = .object(json(#"{"appAddress":"https://app.example"}"#))
+        try worker.server.send(message)
+        #expect(
+            try worker.receive() == json(#"{"t":"call","id":31,"seq":1,"method":"getActiveUser","args":[]}"#))
+        try worker.send(#"{"t":"reply","seq":1,"result":{"guid":"u7","userName":"ann"}}"#)
+        #expect(
+            try worker.receive()
+                == json(#"{"t":"done","id":31,"value":["u7","ann"],"response":null,"eventData":null}"#))
         #expect(worker.finish() == 0)
     }
 

@@ -69,7 +69,8 @@ struct ScriptAPIWorld {
     /// The API with these rights.
     func api(_ rights: Principal?, limits: FatFractalScriptAPI.Limits = .init()) -> FatFractalScriptAPI {
         FatFractalScriptAPI(
-            objects: objects, accounts: accounts, rights: rights, appAddress: "https://example.test/app",
+            objects: objects, accounts: accounts, rights: rights, activeCaller: rights,
+            appAddress: "https://example.test/app",
             requestID: "req-1", scriptName: "TestScript", logger: logger, limits: limits)
     }
 
