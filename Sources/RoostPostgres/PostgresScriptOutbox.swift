@@ -41,21 +41,23 @@ public final class PostgresScriptOutbox: ScriptOutboxStore {
         try await database.read { try Self.statements.subscriptions($0) }
     }
 
-    public func complete(through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration)
-        async throws -> Bool
-    {
+    public func complete(
+        through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration, keepingGivenUp: Int
+    ) async throws -> Bool {
         try await database.write {
             try Self.statements.complete(
-                $0, through: sequence, failures: failures, holder: holder, lease: lease)
+                $0, through: sequence, failures: failures, holder: holder, lease: lease,
+                keepingGivenUp: keepingGivenUp)
         }
     }
 
-    public func retried(sequence: Int64, handler: String, failure: RunFailure?, holder: String) async throws
-        -> Bool
-    {
+    public func retried(
+        sequence: Int64, handler: String, failure: RunFailure?, holder: String, keepingGivenUp: Int
+    ) async throws -> Bool {
         try await database.write {
             try Self.statements.retried(
-                $0, sequence: sequence, handler: handler, failure: failure, holder: holder)
+                $0, sequence: sequence, handler: handler, failure: failure, holder: holder,
+                keepingGivenUp: keepingGivenUp)
         }
     }
 

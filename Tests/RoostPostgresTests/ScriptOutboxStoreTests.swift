@@ -95,6 +95,33 @@ struct ScriptOutboxStoreTests {
     }
 
     @Test(
+        "runs given up are kept up to a number, the oldest dropped first; runs pending a retry always stay",
+        arguments: Backend.allCases)
+    func givenUpRunsAreCapped(_ backend: Backend) async throws {
+        try await withStorage(backend) { storage in
+            let outbox = storage.scriptOutbox
+            for index in 1...5 { try await storage.objectStore.insert(object("Post", "p\(index)")) }
+            #expect(try await outbox.claimLease(holder: "a", for: .seconds(30)))
+            let failures = (1...5).map { sequence in
+                RunFailure(
+                    sequence: Int64(sequence), handler: "Count", attempts: sequence == 1 ? 1 : 8,
+                    error: "boom",
+                    nextAttempt: sequence == 1 ? 1000 : nil)
+            }
+            #expect(
+                try await outbox.complete(
+                    through: 5, failures: failures, holder: "a", lease: .seconds(30), keepingGivenUp: 2))
+            #expect(try await outbox.failedRuns(limit: 10).map(\.eventID) == ["Post:1", "Post:4", "Post:5"])
+            // The pending run, given up in its turn, is now the oldest given up: it goes.
+            let last = RunFailure(sequence: 1, handler: "Count", attempts: 8, error: "boom", nextAttempt: nil)
+            #expect(
+                try await outbox.retried(
+                    sequence: 1, handler: "Count", failure: last, holder: "a", keepingGivenUp: 2))
+            #expect(try await outbox.failedRuns(limit: 10).map(\.eventID) == ["Post:4", "Post:5"])
+        }
+    }
+
+    @Test(
         "while async handlers are recorded the log keeps what they have not run, up to the hard cap, whose losses are recorded",
         arguments: Backend.allCases)
     func trimPinning(_ backend: Backend) async throws {

@@ -104,7 +104,7 @@ public struct ScriptOutboxSQL: Sendable {
 
     public func complete(
         _ connection: some SQLRunning, through sequence: Int64, failures: [RunFailure], holder: String,
-        lease: Duration
+        lease: Duration, keepingGivenUp keep: Int
     ) throws -> Bool {
         let held = try connection.run(
             """
@@ -126,11 +126,26 @@ public struct ScriptOutboxSQL: Sendable {
                     next_attempt = excluded.next_attempt, state = excluded.state
                 """)
         }
+        if failures.contains(where: { $0.nextAttempt == nil }) {
+            try dropOldGivenUp(connection, keeping: keep)
+        }
         return true
     }
 
+    /// Deletes the oldest runs given up beyond about `keep` (events with several handlers may
+    /// keep a few more).
+    func dropOldGivenUp(_ connection: some SQLRunning, keeping keep: Int) throws {
+        try connection.run(
+            """
+            DELETE FROM script_failures WHERE state = 'failed' AND seq < (
+                SELECT seq FROM script_failures WHERE state = 'failed'
+                ORDER BY seq DESC LIMIT 1 OFFSET \(Int64(max(keep, 1) - 1)))
+            """)
+    }
+
     public func retried(
-        _ connection: some SQLRunning, sequence: Int64, handler: String, failure: RunFailure?, holder: String
+        _ connection: some SQLRunning, sequence: Int64, handler: String, failure: RunFailure?, holder: String,
+        keepingGivenUp keep: Int
     ) throws -> Bool {
         guard try holds(connection, holder) else { return false }
         if let failure {
@@ -140,6 +155,7 @@ public struct ScriptOutboxSQL: Sendable {
                 next_attempt = CAST(\(failure.nextAttempt.map(DatabaseValue.integer) ?? .null) AS BIGINT), state = \(state(of: failure))
                 WHERE seq = \(sequence) AND handler = \(handler)
                 """)
+            if failure.nextAttempt == nil { try dropOldGivenUp(connection, keeping: keep) }
         } else {
             try connection.run("DELETE FROM script_failures WHERE seq = \(sequence) AND handler = \(handler)")
         }
@@ -196,6 +212,7 @@ public struct ScriptOutboxSQL: Sendable {
                 AND (c.operation <> 'update' OR c.document <> c.previous_document)
             ON CONFLICT (seq, handler) DO NOTHING
             """)
+        try dropOldGivenUp(connection, keeping: ScriptOutbox.givenUpRunsKept)
         try connection.run("UPDATE script_outbox SET dispatched_through = \(boundary) WHERE id = 1")
         return boundary
     }

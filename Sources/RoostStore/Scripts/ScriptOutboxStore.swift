@@ -95,14 +95,18 @@ public protocol ScriptOutboxStore: Sendable {
 
     /// In one transaction, if `holder` holds the lease: records `failures` (runs of events still
     /// in the change log), moves the cursor up to `sequence` (never back) and renews the lease
-    /// for `lease`. False, with nothing written, when `holder` lost the lease.
-    func complete(through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration)
-        async throws
-        -> Bool
+    /// for `lease`. False, with nothing written, when `holder` lost the lease. Of the runs given
+    /// up, about the newest `keepingGivenUp` are kept (see ``ScriptOutbox/givenUpRunsKept``).
+    func complete(
+        through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration, keepingGivenUp: Int
+    ) async throws -> Bool
 
     /// After a retry: records its failure (attempts, error, next attempt or given up), or forgets
-    /// the run when `failure` is nil (it succeeded). False when `holder` lost the lease.
-    func retried(sequence: Int64, handler: String, failure: RunFailure?, holder: String) async throws -> Bool
+    /// the run when `failure` is nil (it succeeded). False when `holder` lost the lease. Of the
+    /// runs given up, about the newest `keepingGivenUp` are kept.
+    func retried(
+        sequence: Int64, handler: String, failure: RunFailure?, holder: String, keepingGivenUp: Int
+    ) async throws -> Bool
 
     /// Failed runs, by event then handler, at most `limit`.
     func failedRuns(limit: Int) async throws -> [FailedRun]
@@ -120,6 +124,11 @@ public protocol ScriptOutboxStore: Sendable {
 public enum ScriptOutbox {
     /// The most bytes of a failure's text kept.
     public static let maximumErrorBytes = 2048
+
+    /// Runs given up (failed for good) that the store keeps, newest first: a handler that always
+    /// fails would otherwise keep a copy of every event it saw. Runs pending a retry are never
+    /// dropped; they are bounded by the retry schedule.
+    public static let givenUpRunsKept = 10_000
 
     /// The text recorded for events the hard cap trimmed before they were dispatched.
     public static let trimmedError = "trimmed"
@@ -146,5 +155,25 @@ public enum ScriptOutbox {
             bytes += size
         }
         return result + "…"
+    }
+}
+
+extension ScriptOutboxStore {
+    /// ``complete(through:failures:holder:lease:keepingGivenUp:)`` keeping ``ScriptOutbox/givenUpRunsKept``.
+    public func complete(through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration)
+        async throws -> Bool
+    {
+        try await complete(
+            through: sequence, failures: failures, holder: holder, lease: lease,
+            keepingGivenUp: ScriptOutbox.givenUpRunsKept)
+    }
+
+    /// ``retried(sequence:handler:failure:holder:keepingGivenUp:)`` keeping ``ScriptOutbox/givenUpRunsKept``.
+    public func retried(sequence: Int64, handler: String, failure: RunFailure?, holder: String) async throws
+        -> Bool
+    {
+        try await retried(
+            sequence: sequence, handler: handler, failure: failure, holder: holder,
+            keepingGivenUp: ScriptOutbox.givenUpRunsKept)
     }
 }
