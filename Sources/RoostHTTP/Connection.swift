@@ -39,7 +39,7 @@ final class Connection: @unchecked Sendable {
     var admitting = false
     /// The client does not read its answers: reading and handling wait for the output to drain.
     private var waitingForDrain = false
-    /// This connection receives an upload, counted in the server's ``UploadSlots``.
+    /// This connection receives an upload, counted in the server's upload ``ClientSlots``.
     var holdsUploadSlot = false
     /// The client address the held upload slot counts against.
     var uploadSlotClient = ""

@@ -84,7 +84,7 @@ public final class HTTPServer: Sendable {
     public let metrics: HTTPMetrics
     private let state = Mutex<State>(State())
     /// Uploads in flight, per client address and in all.
-    let uploads = UploadSlots()
+    let uploads = ClientSlots()
     /// Bytes of requests all connections hold now (see ``Configuration/maxHeldRequestBytes``).
     let heldRequestBytes = Atomic<Int>(0)
     /// The cap on open connections in force, set at start.

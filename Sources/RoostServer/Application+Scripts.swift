@@ -16,6 +16,12 @@ public struct ScriptOptions: Sendable {
     public var timeout: Double = 5
     /// Bytes of JavaScript heap a worker may hold.
     public var memoryLimit = 64 << 20
+    /// Extension calls one caller (a user, or an address for anonymous callers) may have in
+    /// progress; nil is half the workers (at least 2), so one caller cannot take them all.
+    public var runsPerCaller: Int?
+
+    /// ``runsPerCaller`` as it applies.
+    public var effectiveRunsPerCaller: Int { runsPerCaller ?? max(2, workers / 2) }
 
     public init() {}
 }
@@ -58,7 +64,8 @@ extension Application {
         limits.maxObjectBytes = configuration.maxBodyBytes
         return ScriptExtensionRoutes(
             runtime: runtime, objects: objects, accounts: accounts, definitions: definitions, logger: logger,
-            configuredPrefix: configuration.appPrefix, limits: limits)
+            configuredPrefix: configuration.appPrefix, limits: limits,
+            runsPerCaller: configuration.scripts.effectiveRunsPerCaller)
     }
 
     /// The `ff` API host for one handler run.

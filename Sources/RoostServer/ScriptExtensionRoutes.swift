@@ -12,8 +12,8 @@ import RoostStore
 /// (`statusMessage`): the dialect treats `/ff/ext/` as its own whatever the client.
 struct ScriptExtensionRoutes: Sendable {
     static let pattern = "/ff/ext/:name"
-    /// Bytes of request body an extension receives: its text travels twice in the message to the
-    /// worker (the argument and the data), which must fit the channel's 16 MiB frame.
+    /// Bytes of request body an extension receives: its text travels as a JSON string in the
+    /// message to the worker (where escaping can double it), which must fit the 16 MiB frame.
     static let maxContentBytes = 4 << 20
 
     /// Runs one invocation: the runtime's `invoke`, or a stand-in in tests.
@@ -32,26 +32,31 @@ struct ScriptExtensionRoutes: Sendable {
     /// `--app-prefix`, which wins over the definition's `hosting.appPrefix`, for the address.
     let configuredPrefix: String?
     let limits: FatFractalScriptAPI.Limits
+    /// Extension runs one caller (a user, or an address for anonymous callers) may have in
+    /// progress, running or waiting for a worker: one caller cannot take the whole pool.
+    let runsPerCaller: Int
+    let runs = ClientSlots()
 
     init(
         runtime: ScriptRuntime, objects: ObjectService, accounts: AccountService,
         definitions: AppDefinitionSource,
         logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
-        limits: FatFractalScriptAPI.Limits = .init()
+        limits: FatFractalScriptAPI.Limits = .init(), runsPerCaller: Int = 4
     ) {
         self.init(
             invoke: { try await runtime.invoke($0, calls: $1) }, objects: objects, accounts: accounts,
             definitions: definitions, logger: logger, appAddress: appAddress,
             configuredPrefix: configuredPrefix,
-            limits: limits)
+            limits: limits, runsPerCaller: runsPerCaller)
     }
 
     init(
         invoke: @escaping Invoke, objects: ObjectService, accounts: AccountService,
         definitions: AppDefinitionSource,
         logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
-        limits: FatFractalScriptAPI.Limits = .init()
+        limits: FatFractalScriptAPI.Limits = .init(), runsPerCaller: Int = 4
     ) {
+        self.runsPerCaller = max(1, runsPerCaller)
         self.invoke = invoke
         self.objects = objects
         self.accounts = accounts
@@ -81,6 +86,11 @@ struct ScriptExtensionRoutes: Sendable {
                 status: 413, code: "body_too_large",
                 message: "An extension takes at most \(Self.maxContentBytes >> 20) MiB of request body.")
         }
+        let runner = caller.map { "user " + $0.userGuid } ?? "address " + request.remoteAddress
+        guard runs.acquire(runner, total: .max, perClient: runsPerCaller) else {
+            throw RoostError.tooManyScriptRuns(runsPerCaller)
+        }
+        defer { runs.release(runner) }
         let data = JSONValue.object(ScriptExtensionRequest.data(of: request, caller: caller))
         let address =
             appAddress

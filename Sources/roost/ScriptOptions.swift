@@ -28,5 +28,12 @@ extension ServeOption {
         ) {
             $0.scripts.workers = try integer($1, flag: "--script-workers", range: 1...256)
         },
+        ServeOption(
+            flag: "--script-runs-per-caller", variable: "ROOST_SCRIPT_RUNS_PER_CALLER", valueName: "N",
+            help:
+                "extension calls one user (or one address, for anonymous callers) may have in progress; more are answered 429 too_many_script_runs (default: half the script workers, at least 2)"
+        ) {
+            $0.scripts.runsPerCaller = try integer($1, flag: "--script-runs-per-caller", range: 1...1024)
+        },
     ]
 }

@@ -34,7 +34,9 @@ final class PlayedScripts: Sendable {
 
 @Suite("The extension route's work around the script")
 struct ScriptExtensionRunTests {
-    static func routes(_ world: ScriptAPIWorld, _ played: PlayedScripts) -> ScriptExtensionRoutes {
+    static func routes(_ world: ScriptAPIWorld, _ played: PlayedScripts, runsPerCaller: Int = 4)
+        -> ScriptExtensionRoutes
+    {
         var definition = world.definitions.definition
         let entry = ScriptEntry(module: "scripts/Club", function: "run")
         definition.scripts.extensions = [
@@ -46,7 +48,7 @@ struct ScriptExtensionRunTests {
         world.definitions.replace(with: definition)
         return ScriptExtensionRoutes(
             invoke: { try await played.invoke($0, $1) }, objects: world.objects, accounts: world.accounts,
-            definitions: world.definitions, logger: world.logger)
+            definitions: world.definitions, logger: world.logger, runsPerCaller: runsPerCaller)
     }
 
     static func request(_ name: String, method: HTTPMethod = .get, body: [UInt8] = []) -> Request {
@@ -171,5 +173,78 @@ struct ScriptExtensionRunTests {
             }
             #expect(refused == RoostError.scriptRefused(status: 403, message: "Members only"))
         }
+    }
+
+    @Test(
+        "one caller has at most N extension calls in progress: more are 429 too_many_script_runs; others are not held up"
+    )
+    func runsPerCaller() async throws {
+        try await ScriptAPIWorld.with { world in
+            let gate = ScriptGate()
+            let held = PlayedScripts { _, _ in
+                await gate.wait()
+                return ScriptOutcome(value: .string("done"))
+            }
+            let routes = Self.routes(world, held, runsPerCaller: 2)
+            let alice = try await world.user("alice")
+            let bob = try await world.user("bob")
+            func from(_ address: String) -> Request {
+                var request = Self.request("Open")
+                request.remoteAddress = address
+                return request
+            }
+            let office = "192.0.2.7"
+            async let first = routes.run(Self.request("Stats"), alice)
+            async let second = routes.run(Self.request("Stats"), alice)
+            async let anonymous = routes.run(from(office), nil)
+            async let anonymousToo = routes.run(from(office), nil)
+            await gate.waitForWaiters(4)
+            let refused = await scriptError { _ = try await routes.run(Self.request("Stats"), alice) }
+            #expect(refused == RoostError.tooManyScriptRuns(2))
+            #expect(refused?.status == 429 && refused?.code == "too_many_script_runs")
+            #expect(refused?.details["limit"] == .integer(2))
+            #expect(
+                await scriptError { _ = try await routes.run(from(office), nil) }
+                    == RoostError.tooManyScriptRuns(2))
+            // Another user, and the same anonymous caller from another address, are not held up.
+            async let other = routes.run(Self.request("Stats"), bob)
+            async let otherAddress = routes.run(from("198.51.100.1"), nil)
+            await gate.waitForWaiters(6)
+            await gate.open()
+            for response in try await [first, second, anonymous, anonymousToo, other, otherAddress] {
+                #expect(response.status == 200)
+            }
+            // Finished calls give their places back.
+            #expect(try await routes.run(Self.request("Stats"), alice).status == 200)
+            #expect(held.seen.count == 7)
+        }
+    }
+}
+
+/// Holds scripts until opened.
+actor ScriptGate {
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var opened = false
+    private var arrived = 0
+    private var watchers: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func wait() async {
+        if opened { return }
+        arrived += 1
+        for (count, watcher) in watchers where arrived >= count { watcher.resume() }
+        watchers.removeAll { arrived >= $0.0 }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// Returns once `count` scripts wait in all.
+    func waitForWaiters(_ count: Int) async {
+        if arrived >= count { return }
+        await withCheckedContinuation { watchers.append((count, $0)) }
+    }
+
+    func open() {
+        opened = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
     }
 }

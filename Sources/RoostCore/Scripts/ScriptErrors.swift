@@ -43,6 +43,15 @@ extension RoostError {
             message: "Every server-side script worker is busy. Retry after a second.")
     }
 
+    /// One caller already has `limit` extension runs in progress: the pool is shared fairly.
+    public static func tooManyScriptRuns(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_script_runs",
+            message:
+                "You have \(limit) extension calls in progress, the most one caller may have; wait for one to finish.",
+            details: details(["limit": .integer(Int64(limit))]))
+    }
+
     /// A script API call that needs a service this server does not have configured.
     public static func scriptServiceNotConfigured(_ call: String, service: String) -> RoostError {
         RoostError(

@@ -1,16 +1,19 @@
 import Synchronization
 
-/// Counts the streamed bodies (uploads) being received, in all and per client address, so that
-/// neither one client nor many can hold the disk and the connections with slow uploads.
-final class UploadSlots: Sendable {
+/// Counts work in progress, in all and per client (an address or a user), so that neither one
+/// client nor many can hold a scarce resource: the streamed bodies (uploads) being received, the
+/// script workers running extensions.
+public final class ClientSlots: Sendable {
     private struct Counts {
         var total = 0
         var byClient: [String: Int] = [:]
     }
     private let counts = Mutex(Counts())
 
+    public init() {}
+
     /// Takes a slot for `client`; false when `total` or `perClient` are reached.
-    func acquire(_ client: String, total: Int, perClient: Int) -> Bool {
+    public func acquire(_ client: String, total: Int, perClient: Int) -> Bool {
         counts.withLock { counts in
             let mine = counts.byClient[client, default: 0]
             guard counts.total < total, mine < perClient else { return false }
@@ -20,7 +23,7 @@ final class UploadSlots: Sendable {
         }
     }
 
-    func release(_ client: String) {
+    public func release(_ client: String) {
         counts.withLock { counts in
             counts.total -= 1
             let mine = counts.byClient[client, default: 1] - 1
@@ -28,6 +31,6 @@ final class UploadSlots: Sendable {
         }
     }
 
-    /// Uploads in flight now, for tests and metrics.
-    var inFlight: Int { counts.withLock { $0.total } }
+    /// Slots taken now, for tests and metrics.
+    public var inFlight: Int { counts.withLock { $0.total } }
 }
