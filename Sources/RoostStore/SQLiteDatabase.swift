@@ -272,17 +272,18 @@ public final class SQLiteDatabase: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Runs a batch in one transaction; true when it committed.
+    /// Runs a batch in one transaction; true when it committed. The transaction's own statements
+    /// are prepared once (`run`), not parsed again for every batch as `execute` would.
     private static func commit(_ batch: ArraySlice<any PendingWrite>, on writer: SQLiteConnection) -> Bool {
         do {
-            try writer.execute("BEGIN IMMEDIATE")
+            try writer.run("BEGIN IMMEDIATE")
         } catch {
             for job in batch { job.complete(commitError: error) }
             return false
         }
         for job in batch {
             do {
-                try writer.execute("SAVEPOINT roost_write")
+                try writer.run("SAVEPOINT roost_write")
                 // A job that threw keeps none of its statements; the others of the batch stay.
                 let succeeded = job.run(on: writer)
                 // SQLITE_FULL or an I/O error may roll the whole transaction back: nothing of the
@@ -294,13 +295,13 @@ public final class SQLiteDatabase: @unchecked Sendable {
                     return false
                 }
                 guard succeeded else { throw JobFailed() }
-                try writer.execute("RELEASE roost_write")
+                try writer.run("RELEASE roost_write")
             } catch {
                 try? writer.execute("ROLLBACK TO roost_write; RELEASE roost_write")
             }
         }
         do {
-            try writer.execute("COMMIT")
+            try writer.run("COMMIT")
             for job in batch { job.complete(commitError: nil) }
             return true
         } catch {
