@@ -100,6 +100,26 @@ import Testing
         await runtime.shutdown()
     }
 
+    @Test(
+        "an ff call that outlives its script is left to finish elsewhere: the run is script_timeout, and the slot runs the next script"
+    )
+    func abandonedCall() async throws {
+        let runtime = try await runtime(timeout: 1, workers: 1)
+        let stubborn = StubbornCalls()
+        await #expect {
+            try await runtime.invoke(invocation("callThenEcho", argument: "1"), calls: stubborn)
+        } throws: {
+            ($0 as? RoostError)?.code == "script_timeout"
+        }
+        #expect(stubborn.entered && !stubborn.finished)
+        let calls = RecordingCalls(answer: .object(JSONObject(uniqueMembers: [("name", .string("Ada"))])))
+        #expect(try await runtime.invoke(invocation("fetch"), calls: calls).value == .string("Ada!"))
+        stubborn.open()
+        #expect(await eventually(within: 30) { stubborn.finished })
+        #expect(try await runtime.invoke(invocation("fetch"), calls: calls).value == .string("Ada!"))
+        await runtime.shutdown()
+    }
+
     @Test("past the queue limit a run is refused at once with 503 scripts_busy")
     func fullQueue() async throws {
         let runtime = try await runtime(timeout: 60, workers: 1, queueLimit: 1)
@@ -130,6 +150,25 @@ final class GatedCalls: ScriptCallHandling {
     func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
         state.withLock { $0.entered = true }
         while !state.withLock({ $0.open }) { try await Task.sleep(for: .milliseconds(20)) }
+        return .null
+    }
+
+    func log(level: String, message: String) {}
+}
+
+/// An `ff` host whose calls ignore cancellation and wait for the gate: a data call that outlives
+/// its script.
+final class StubbornCalls: ScriptCallHandling {
+    private let state = Mutex<(entered: Bool, open: Bool, finished: Bool)>((false, false, false))
+
+    var entered: Bool { state.withLock { $0.entered } }
+    var finished: Bool { state.withLock { $0.finished } }
+    func open() { state.withLock { $0.open = true } }
+
+    func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
+        state.withLock { $0.entered = true }
+        while !state.withLock({ $0.open }) { try? await Task.sleep(for: .milliseconds(20)) }
+        state.withLock { $0.finished = true }
         return .null
     }
 
