@@ -49,7 +49,9 @@ let scriptPrelude = #"""
     var ff = {};
     ['getObjFromUrl', 'getObjFromUri', 'getArrayFromUrl', 'getArrayFromUri', 'createObjAtUrl',
      'createObjAtUri', 'updateObj', 'deleteObj', 'getAllGuids', 'registerUser', 'resetPassword',
-     'sendPushNotifications', 'sendEmail'].forEach(function (method) { ff[method] = forwarded(method); });
+     'sendPushNotifications', 'sendEmail', 'deleteObjAtUrl', 'deleteObjAtUri', 'getGuids',
+     'getResultCountForQuery', 'deleteAllForQuery', 'sendIOSPush', 'sendSMTPEmail'
+    ].forEach(function (method) { ff[method] = forwarded(method); });
     function invocation() {
         if (current === null) throw new Error('no script invocation is running');
         return current;
@@ -74,7 +76,9 @@ let scriptPrelude = #"""
         return user === undefined ? null : user;
     };
     ff.getHttpAppAddress = function () { return invocation().context.appAddress; };
-    ff.logger = { info: logger('info'), warn: logger('warn'), error: logger('error'), debug: logger('debug') };
+    ff.logger = { info: logger('info'), warn: logger('warn'), error: logger('error'), debug: logger('debug'),
+                  trace: logger('debug'), forceInfo: logger('info'), forceWarn: logger('warn') };
+    \#(fatFractalHelpers)
 
     function resolve(from, id) {
         id = String(id);
@@ -176,6 +180,7 @@ let scriptPrelude = #"""
     function invoke(requestJSON) {
         var request = parse(requestJSON);
         current = { data: request.data === undefined ? null : request.data, dataRead: false, response: null,
+                    kind: request.kind,
                     context: request.context !== null && typeof request.context === 'object' ? request.context : {} };
         if (typeof request.argument !== 'string') request.argument = stringify(current.data);
         global.FF_EVENT_DATA_JSON = request.argument;

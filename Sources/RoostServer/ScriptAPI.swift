@@ -83,6 +83,16 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     var isSystem: Bool { rights?.isAdmin == true }
 
     public func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
+        // FatFractal's data calls end with an optional `asUserGuid`: whom the call acts as.
+        if let position = Self.actingUserPosition[method], arguments.count == position + 1 {
+            let acting = try await self.acting(
+                as: arguments[position], ScriptCall(method: method, arguments: arguments), position: position)
+            return try await acting.perform(method, Array(arguments.prefix(position)))
+        }
+        return try await perform(method, arguments)
+    }
+
+    private func perform(_ method: String, _ arguments: [JSONValue]) async throws -> JSONValue {
         let call = ScriptCall(method: method, arguments: arguments)
         switch method {
         case "getObjFromUrl", "getObjFromUri":
@@ -101,10 +111,19 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         case "updateObj":
             try call.expectCount(1)
             return try await update(try call.object(0, maxBytes: limits.maxObjectBytes), call)
-        case "deleteObj":
+        case "deleteObj", "deleteObjAtUrl", "deleteObjAtUri":
             try call.expectCount(1)
             try await delete(call)
             return .null
+        case "getGuids":
+            try call.expectCount(2)
+            return try await guids(at: try address(call, 0), count: try call.count(1), call)
+        case "getResultCountForQuery":
+            try call.expectCount(1)
+            return try await resultCount(at: try address(call, 0))
+        case "deleteAllForQuery":
+            try call.expectCount(1)
+            return try await deleteAll(at: try address(call, 0), call)
         case "registerUser":
             return try await registerUser(call)
         case "getActiveUser":
@@ -112,10 +131,10 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
             // A user deleted meanwhile is no user, as a failed lookup always was.
             return (try? await Self.activeUser(activeCaller, accounts: accounts)) ?? .null
         case "resetPassword":
-            throw RoostError.scriptServiceNotConfigured(method, service: "password reset by mail")
-        case "sendPushNotifications":
+            return try await resetPassword(call)
+        case "sendPushNotifications", "sendIOSPush":
             throw RoostError.scriptServiceNotConfigured(method, service: "push notifications")
-        case "sendEmail":
+        case "sendEmail", "sendSMTPEmail":
             throw RoostError.scriptServiceNotConfigured(method, service: "an outgoing mail server")
         default:
             throw RoostError.unknownScriptCall(method)
@@ -184,30 +203,19 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
 
     /// The guids of every object the URL names that the rights may list, up to the cap.
     func allGuids(at address: ScriptAddress, _ call: ScriptCall) async throws -> JSONValue {
-        if case .object = address.target {
-            let one = try await object(at: address)
-            return .array(one.objectValue?["guid"].map { [$0] } ?? [])
-        }
-        var guids: [JSONValue] = []
-        try await collect(address, limit: limits.maxGuids, call) { documents in
-            for document in documents {
-                guard case .object(let object) = try JSONParser.parse(document), let guid = object["guid"]
-                else {
-                    continue
-                }
-                guids.append(guid)
-            }
-        }
-        return .array(guids)
+        try await guids(at: address, limit: limits.maxGuids, stoppingAtLimit: false, call)
     }
 
-    /// Reads pages of `pageSize` until one comes back short; more than `limit` objects is an error.
-    private func collect(
-        _ address: ScriptAddress, limit: Int, _ call: ScriptCall, _ take: ([[UInt8]]) throws -> Void
+    /// Reads pages of `pageSize` until one comes back short; more than `limit` objects is an error,
+    /// unless `stoppingAtLimit` (then the first `limit` are taken).
+    func collect(
+        _ address: ScriptAddress, limit: Int, _ call: ScriptCall, stoppingAtLimit: Bool = false,
+        _ take: ([[UInt8]]) throws -> Void
     ) async throws {
         var read = 0
         while true {
-            let wanted = min(limits.pageSize, limit + 1 - read)
+            let wanted = min(limits.pageSize, limit + (stoppingAtLimit ? 0 : 1) - read)
+            if wanted == 0 { return }
             let page = try await page(of: address, start: read, count: wanted)
             read += page.documents.count
             guard read <= limit else { throw RoostError.scriptTooManyObjects(call, limit: limit) }
@@ -216,8 +224,11 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         }
     }
 
-    private func page(of address: ScriptAddress, start: Int, count: Int) async throws -> Page {
-        let request = PageRequest(collection: address.collection, start: start, count: count)
+    func page(of address: ScriptAddress, start: Int, count: Int, includeTotal: Bool = false) async throws
+        -> Page
+    {
+        let request = PageRequest(
+            collection: address.collection, start: start, count: count, includeTotal: includeTotal)
         switch address.target {
         case .collection:
             return try await objects.list(request, caller: rights)

@@ -209,13 +209,14 @@ struct ScriptAPIReadTests {
         }
     }
 
-    @Test("push, mail and password resets answer 501 not_configured")
+    @Test("push and mail answer 501 not_configured")
     func notConfigured() async throws {
         try await ScriptAPIWorld.with { world in
             for (method, arguments) in [
                 ("sendPushNotifications", [JSONValue.array([.string("g1")]), .string("hi")]),
+                ("sendIOSPush", [.string("<a1a1>"), try json(#"{"aps":{"alert":"hi"}}"#)]),
                 ("sendEmail", [try json(#"{"to":"a@b.c","text":"hi"}"#)]),
-                ("resetPassword", [.string("g1"), .string("new password")]),
+                ("sendSMTPEmail", Array(repeating: JSONValue.string("x"), count: 10)),
             ] {
                 let error = await scriptError {
                     _ = try await world.api(nil).call(method, arguments: arguments)
