@@ -105,6 +105,8 @@ extension FatFractalScriptAPI {
         let found = try await guids(at: address, limit: limits.maxArrayObjects, stoppingAtLimit: false, call)
         var deleted: Int64 = 0
         for case .string(let guid) in found.arrayValue ?? [] {
+            // A script that ran out of time abandons its call: the deleting stops with it.
+            try Task.checkCancellation()
             do {
                 try await objects.delete(in: address.collection, guid: guid, ifMatch: nil, caller: rights)
                 deleted += 1

@@ -214,6 +214,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     ) async throws {
         var read = 0
         while true {
+            try Task.checkCancellation()
             let wanted = min(limits.pageSize, limit + (stoppingAtLimit ? 0 : 1) - read)
             if wanted == 0 { return }
             let page = try await page(of: address, start: read, count: wanted)
