@@ -115,7 +115,16 @@ let fatFractalHelpers = #"""
         return url === null ? null : ff.getObjFromUri(url, asUserGuid);
     };
 
-    ['getCursorForQuery', 'getUpdateEventHandlerData', 'grabBagGetAll', 'grabBagCountObjects',
+    // The object before the update comes from the server when asked; the new one is the event's.
+    ff.getUpdateEventHandlerData = function () {
+        var now = invocation();
+        if (now.update === undefined) {
+            now.update = { 'old': ffCall('getUpdateEventHandlerData', []), 'new': ff.getEventHandlerData() };
+        }
+        return now.update;
+    };
+
+    ['getCursorForQuery', 'grabBagGetAll', 'grabBagCountObjects',
      'grabBagGetAllForQuery', 'grabBagAdd', 'grabBagRemove', 'setPermissionOnObject',
      'setDefaultPermissionOnObject', 'getPermission', 'getBlob', 'saveBlob', 'getAppMetaData',
      'executeFFDL', 'getFfdlSetting', 'filterObjectsWithFFRQL', 'executeSQL', 'executeDepthQuery',

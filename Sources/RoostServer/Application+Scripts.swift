@@ -72,11 +72,13 @@ extension Application {
     static func scriptCallsFactory(
         objects: ObjectService, accounts: AccountService, appAddress: String, logger: Logger
     ) -> ScriptCallsFactory {
-        { caller, rights, name in
-            FatFractalScriptAPI(
+        { caller, rights, name, replaced in
+            var api = FatFractalScriptAPI(
                 objects: objects, accounts: accounts,
                 rights: FatFractalScriptAPI.rights(rights, caller: caller), activeCaller: caller,
                 appAddress: appAddress, requestID: "-", scriptName: name, logger: logger)
+            api.replacedObject = replaced
+            return api
         }
     }
 }
@@ -121,7 +123,11 @@ extension Application {
                 let invocation = ScriptInvocation(
                     kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context)
                 _ = try await runtime.invoke(
-                    invocation, calls: runner.makeCalls(actor, handler.rights, handler.name))
+                    invocation,
+                    calls: runner.makeCalls(
+                        actor, handler.rights, handler.name,
+                        change.operation == .update
+                            ? change.previousDocument.flatMap(ScriptHandlerRunner.wire) : nil))
             })
     }
 }

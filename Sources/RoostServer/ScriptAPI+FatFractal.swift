@@ -54,10 +54,12 @@ extension FatFractalScriptAPI {
     }
 
     private func with(rights: Principal?) -> FatFractalScriptAPI {
-        FatFractalScriptAPI(
+        var acting = FatFractalScriptAPI(
             objects: objects, accounts: accounts, rights: rights, activeCaller: activeCaller,
             appAddress: appAddress, requestID: requestID, scriptName: scriptName, logger: logger,
             limits: limits)
+        acting.replacedObject = replacedObject
+        return acting
     }
 
     /// `getGuids(url, count)`: the guids of at most `count` objects the URL names.

@@ -64,6 +64,8 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public let scriptName: String
     let logger: Logger
     public var limits = Limits()
+    /// The object an update replaced, for an update's handler: `getUpdateEventHandlerData()`'s `old`.
+    public var replacedObject: JSONValue?
 
     public init(
         objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
@@ -126,6 +128,13 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
             return try await deleteAll(at: try address(call, 0), call)
         case "registerUser":
             return try await registerUser(call)
+        case "getUpdateEventHandlerData":
+            try call.expectCount(0)
+            guard let replacedObject else {
+                throw RoostError.invalidScriptArgument(
+                    method, "ff.getUpdateEventHandlerData is for the handlers of UPDATE events.")
+            }
+            return replacedObject
         case "getActiveUser":
             try call.expectCount(0)
             // A user deleted meanwhile is no user, as a failed lookup always was.

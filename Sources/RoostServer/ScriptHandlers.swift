@@ -5,9 +5,10 @@ import RoostScripts
 import RoostStore
 
 /// Makes the `ff` API host a handler's data calls go through: with the rights of `caller` (or of
-/// the system, as the handler declares); `name` is the handler's, for its log lines.
+/// the system, as the handler declares); `name` is the handler's, for its log lines; `replaced`
+/// is the object an update replaced, in the wire shape (`ff.getUpdateEventHandlerData()`'s `old`).
 typealias ScriptCallsFactory =
-    @Sendable (_ caller: Principal?, _ rights: ScriptRights, _ name: String) ->
+    @Sendable (_ caller: Principal?, _ rights: ScriptRights, _ name: String, _ replaced: JSONValue?) ->
     any ScriptCallHandling
 
 /// Runs the app's PRE and POST handlers around object writes (the object service asks it; see
@@ -31,14 +32,15 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             }
     }
 
-    func beforeWrite(_ event: ScriptHandler.Event, object: StoredObject, caller: Principal?) async throws
-        -> JSONObject?
-    {
+    func beforeWrite(
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+    ) async throws -> JSONObject? {
         let handlers = definitions.definition.scripts.handlers(for: event, in: object.collection, phase: .pre)
         guard case .object(let document) = try JSONParser.parse(object.document) else { return nil }
         var data = FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
         for handler in handlers {
-            let outcome = try await run(handler, event: event, data: data, object: object, caller: caller)
+            let outcome = try await run(
+                handler, event: event, data: data, object: object, previous: previous, caller: caller)
             if case .object? = outcome.eventData { data = outcome.eventData! }
         }
         guard case .object(let changed) = data, event != .delete else { return nil }
@@ -50,14 +52,17 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         return fields
     }
 
-    func afterWrite(_ event: ScriptHandler.Event, object: StoredObject, caller: Principal?) async {
+    func afterWrite(
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+    ) async {
         let handlers = definitions.definition.scripts.handlers(
             for: event, in: object.collection, phase: .post)
         guard case .object(let document)? = try? JSONParser.parse(object.document) else { return }
         let data = FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
         for handler in handlers {
             do {
-                _ = try await run(handler, event: event, data: data, object: object, caller: caller)
+                _ = try await run(
+                    handler, event: event, data: data, object: object, previous: previous, caller: caller)
             } catch {
                 // The write is committed: a POST handler's failure is the server's to report, not the client's.
                 logger.error(
@@ -69,7 +74,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
 
     private func run(
         _ handler: ScriptHandler, event: ScriptHandler.Event, data: JSONValue, object: StoredObject,
-        caller: Principal?
+        previous: StoredObject?, caller: Principal?
     ) async throws -> ScriptOutcome {
         var context = JSONObject()
         context["appAddress"] = .string(appAddress)
@@ -79,6 +84,14 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         let invocation = ScriptInvocation(
             kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context,
             returnsEventData: handler.phase == .pre)
-        return try await runtime.invoke(invocation, calls: makeCalls(caller, handler.rights, handler.name))
+        let replaced = event == .update ? previous.flatMap { Self.wire($0.document) } : nil
+        return try await runtime.invoke(
+            invocation, calls: makeCalls(caller, handler.rights, handler.name, replaced))
+    }
+
+    /// A stored document in FatFractal's wire shape, as handlers see objects.
+    static func wire(_ document: [UInt8]) -> JSONValue? {
+        guard case .object(let fields)? = try? JSONParser.parse(document) else { return nil }
+        return FatFractalWire.wireObject(fields, mayEdit: { _, _, _ in true })
     }
 }

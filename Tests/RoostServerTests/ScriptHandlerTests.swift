@@ -19,6 +19,14 @@ import Testing
             post.checkedBy = 'shout';
         };
         exports.breaks = function () { return null.field; };
+        exports.recordChange = function () {
+            var change = ff.getUpdateEventHandlerData();
+            ff.createObjAtUri({before: change.old.title, after: change['new'].title,
+                               version: change.old.version}, '/Change');
+        };
+        exports.notAnUpdate = function () {
+            try { ff.getUpdateEventHandlerData(); } catch (e) { ff.createObjAtUri({error: e.code}, '/Change'); }
+        };
         """
 
     func server(_ handlers: [ScriptHandler]) async throws -> TestServer {
@@ -98,6 +106,30 @@ import Testing
         #expect(!(failed.text.contains("TypeError")))
         let list = try await server.client.send("GET", "/ff/resources/Post")
         #expect((list.json["items"] as? [[String: Any]])?.isEmpty == true)
+        await server.stop()
+    }
+
+    @Test(
+        "an update's PRE and POST handlers get the object before and after it; other events' handlers cannot ask"
+    )
+    func updateEventData() async throws {
+        let server = try await server([
+            handler("Before", .pre, "recordChange", on: .update),
+            handler("After", .post, "recordChange", on: .update),
+            handler("OnCreate", .post, "notAnUpdate"),
+        ])
+        let created = try await server.client.send("POST", "/ff/resources/Post", json: #"{"title":"first"}"#)
+        let guid = try #require(created.json["guid"] as? String)
+        let updated = try await server.client.send(
+            "PUT", "/ff/resources/Post/\(guid)", json: #"{"title":"second"}"#)
+        #expect(updated.status == 200)
+        let changes = try await server.client.send("GET", "/ff/resources/Change")
+        let items = try #require(changes.json["items"] as? [[String: Any]])
+        #expect(items.compactMap { $0["error"] as? String } == ["invalid_script_argument"])
+        let seen = items.filter { $0["before"] != nil }.map {
+            "\($0["before"] as? String ?? "-")→\($0["after"] as? String ?? "-") v\($0["version"] as? Int ?? 0)"
+        }
+        #expect(seen == ["first→second v1", "first→second v1"])
         await server.stop()
     }
 }

@@ -181,7 +181,7 @@ public struct ObjectService: Sendable {
         let now = clock.nowMilliseconds()
         let access = access(caller)
         var prepared = false
-        var object = try await retryingLostRaces(collection: collection, guid: guid) {
+        let written = try await retryingLostRaces(collection: collection, guid: guid) {
             let current = try await current(in: collection, guid: guid)
             try access.checkWrite(.update, current, body: body)
             try Self.check(ifMatch: ifMatch, version: current.version)
@@ -198,16 +198,19 @@ public struct ObjectService: Sendable {
             if let newACL {
                 object.acl = try newACL(current)
             } else {
-                object = try await applyingPreHandlers(.update, to: object, caller: caller)
+                object = try await applyingPreHandlers(.update, to: object, previous: current, caller: caller)
             }
             if !prepared, let beforeWriting {
                 try await beforeWriting()
                 prepared = true
             }
             try await store.update(object, expectedVersion: current.version, marking: idempotency)
-            return object
+            return (object: object, replaced: current)
         }
-        if newACL == nil { await runPostHandlers(.update, object, caller: caller) }
+        var object = written.object
+        if newACL == nil {
+            await runPostHandlers(.update, object, previous: written.replaced, caller: caller)
+        }
         object.document = try access.visibleDocument(object.document, in: collection)
         return object
     }

@@ -9,11 +9,15 @@ public protocol ObjectWriteHooks: Sendable {
     func runs(_ phase: ScriptHandler.Phase, on event: ScriptHandler.Event, in collection: String) -> Bool
     /// PRE handlers, before the write: throw to refuse it, or return the object's fields as the
     /// handlers left them (metadata and blob members are ignored), or nil to keep them.
-    func beforeWrite(_ event: ScriptHandler.Event, object: StoredObject, caller: Principal?) async throws
-        -> JSONObject?
+    /// `previous` is the object an update replaces.
+    func beforeWrite(
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+    ) async throws -> JSONObject?
     /// POST handlers, after the write committed and before the client's answer. A failure is
-    /// theirs to log: the write stands.
-    func afterWrite(_ event: ScriptHandler.Event, object: StoredObject, caller: Principal?) async
+    /// theirs to log: the write stands. `previous` is the object an update replaced.
+    func afterWrite(
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+    ) async
 }
 
 extension ObjectService {
@@ -27,11 +31,14 @@ extension ObjectService {
 
     /// `object` as PRE handlers leave it: their field changes, with the metadata, the access list
     /// and the blob members as they were.
-    func applyingPreHandlers(_ event: ScriptHandler.Event, to object: StoredObject, caller: Principal?)
-        async throws -> StoredObject
-    {
+    func applyingPreHandlers(
+        _ event: ScriptHandler.Event, to object: StoredObject, previous: StoredObject? = nil,
+        caller: Principal?
+    ) async throws -> StoredObject {
         guard let hooks, hooks.runs(.pre, on: event, in: object.collection) else { return object }
-        guard let changed = try await hooks.beforeWrite(event, object: object, caller: caller),
+        guard
+            let changed = try await hooks.beforeWrite(
+                event, object: object, previous: previous, caller: caller),
             event != .delete
         else { return object }
         let (fields, _) = try Self.split(object.document)
@@ -50,8 +57,11 @@ extension ObjectService {
     }
 
     /// POST handlers of a committed write.
-    func runPostHandlers(_ event: ScriptHandler.Event, _ object: StoredObject, caller: Principal?) async {
+    func runPostHandlers(
+        _ event: ScriptHandler.Event, _ object: StoredObject, previous: StoredObject? = nil,
+        caller: Principal?
+    ) async {
         guard let hooks, hooks.runs(.post, on: event, in: object.collection) else { return }
-        await hooks.afterWrite(event, object: object, caller: caller)
+        await hooks.afterWrite(event, object: object, previous: previous, caller: caller)
     }
 }
