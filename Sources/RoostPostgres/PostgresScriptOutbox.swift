@@ -14,7 +14,8 @@ public final class PostgresScriptOutbox: ScriptOutboxStore {
     public static let migrations = [
         Migration(
             version: 70, name: "script outbox",
-            sql: ScriptOutboxSQL.schema(start: "(SELECT seq FROM change_counter WHERE id = 1)"))
+            sql: ScriptOutboxSQL.schema(start: "(SELECT seq FROM change_counter WHERE id = 1)")),
+        Migration(version: 71, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
     ]
 
     public init(database: PostgresDatabase) {

@@ -51,7 +51,7 @@ extension WorkerSession {
         guard answer.starts(with: Self.donePrefix) || answer.starts(with: Self.failedPrefix) else {
             return Self.failureFrame(id: id, "TypeError: the script's value cannot be sent as JSON")
         }
-        return answer
+        return WellFormedText.utf8(answer)
     }
 
     private static let donePrefix = Array(#"{"t":"done","#.utf8)
@@ -83,7 +83,7 @@ extension WorkerSession {
 
     private func log(level: String, message: [UInt8]) {
         guard let id = invocationID else { return }
-        var text = message
+        var text = WellFormedText.utf8(message)
         if text.count > ScriptWorker.maximumLogBytes {
             // Cut at a character boundary: never inside a UTF-8 sequence.
             var end = ScriptWorker.maximumLogBytes
@@ -113,7 +113,7 @@ extension WorkerSession {
         frame += Array(#","seq":\#(sequence),"method":"#.utf8)
         frame += JSONWriter.bytes(.string(method))
         frame += Array(#","args":"#.utf8)
-        frame += argumentsJSON
+        frame += WellFormedText.utf8(argumentsJSON)
         frame.append(UInt8(ascii: "}"))
         do {
             try channel.send(frame: frame)

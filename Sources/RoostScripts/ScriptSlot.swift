@@ -36,7 +36,12 @@ struct ScriptSlot {
             // Starting a worker is the pool's cost, not the script's: its time starts after.
             let process = try ready(&worker, deadline: start + 30_000_000_000)
             let deadline = ScriptChannel.monotonicNanoseconds() + UInt64(timeout * 1e9)
-            try process.channel.send(invokeMessage(job.invocation))
+            let message = JSONWriter.bytes(.object(invokeMessage(job.invocation)))
+            // Too big to send is the invocation's fault, not the worker's: it stays.
+            guard message.count <= ScriptChannel.maximumFrameBytes else {
+                throw RoostError.scriptDataTooLarge(name, bytes: ScriptChannel.maximumFrameBytes)
+            }
+            try process.channel.send(frame: message)
             return try converse(job, over: process.channel, deadline: deadline)
         } catch let error as ScriptChannelError {
             worker?.terminate()

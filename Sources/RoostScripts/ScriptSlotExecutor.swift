@@ -39,22 +39,36 @@ final class ScriptSlotExecutor: TaskExecutor, @unchecked Sendable {
             }
         }
         while true {
-            let batch: [UnownedJob]? = condition.withLock {
-                while jobs.isEmpty && outcome.value == nil {
+            // One decision under the lock: the result ends the run (jobs still queued, from a call
+            // abandoned earlier, and any later ones go to the global executor); past the deadline,
+            // the call is given up.
+            let next: Next<Value> = condition.withLock {
+                while true {
+                    if let value = outcome.value {
+                        running = false
+                        defer { jobs = [] }
+                        return .finished(value, left: jobs)
+                    }
                     let now = ScriptChannel.monotonicNanoseconds()
-                    guard now < deadline else { return nil }
+                    guard now < deadline else { return .timedOut }
+                    if !jobs.isEmpty {
+                        defer { jobs = [] }
+                        return .run(jobs)
+                    }
                     _ = condition.wait(
                         until: Date(timeIntervalSinceNow: min(Double(deadline - now) / 1e9, 60)))
                 }
-                defer { jobs = [] }
-                return jobs
             }
-            guard let batch else { break }
-            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
-            if let value = condition.withLock({ jobs.isEmpty ? outcome.value : nil }) {
-                condition.withLock { running = false }
+            switch next {
+            case .finished(let value, let left):
+                for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
                 return value
+            case .timedOut: break
+            case .run(let batch):
+                for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+                continue
             }
+            break
         }
         task.cancel()
         let left = condition.withLock {
@@ -65,6 +79,13 @@ final class ScriptSlotExecutor: TaskExecutor, @unchecked Sendable {
         for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         return nil
     }
+}
+
+/// What the waiting thread does next.
+private enum Next<Value> {
+    case finished(Value, left: [UnownedJob])
+    case timedOut
+    case run([UnownedJob])
 }
 
 /// What a run's task produced; guarded by its executor's condition.

@@ -43,9 +43,8 @@ extension FatFractalScriptAPI {
         case Self.systemPrincipal.userGuid: return self
         case Self.anonymousGuid: return with(rights: nil)
         default:
-            guard
-                let user = await accounts.refreshed(
-                    Principal(userGuid: guid, tokenId: "script-as-user"))
+            // Strict: a user who cannot be read is not acted as.
+            guard let user = try await accounts.current(Principal(userGuid: guid, tokenId: "script-as-user"))
             else {
                 throw call.invalid(position, "(asUserGuid) names no active user: '\(guid.prefix(100))'")
             }

@@ -82,7 +82,10 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         self.limits = limits
     }
 
-    var isSystem: Bool { rights?.isAdmin == true }
+    /// Whether the script was declared `"runAs": "system"`. An administrator's own rights are not
+    /// the system's: their scripts read and write everything, but neither act as other users nor
+    /// set passwords.
+    var isSystem: Bool { rights == Self.systemPrincipal }
 
     public func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
         // FatFractal's data calls end with an optional `asUserGuid`: whom the call acts as.

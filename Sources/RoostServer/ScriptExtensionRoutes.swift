@@ -12,8 +12,9 @@ import RoostStore
 /// (`statusMessage`): the dialect treats `/ff/ext/` as its own whatever the client.
 struct ScriptExtensionRoutes: Sendable {
     static let pattern = "/ff/ext/:name"
-    /// Bytes of request body an extension receives: its text travels as a JSON string in the
-    /// message to the worker (where escaping can double it), which must fit the 16 MiB frame.
+    /// Bytes of request body an extension receives. Its text travels as a JSON string in the
+    /// message to the worker, where escaping can make it up to six times larger (control bytes);
+    /// a message over the 16 MiB frame is refused with 413 `script_data_too_large`.
     static let maxContentBytes = 4 << 20
 
     /// Runs one invocation: the runtime's `invoke`, or a stand-in in tests.

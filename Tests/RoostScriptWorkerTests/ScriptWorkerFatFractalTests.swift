@@ -130,4 +130,33 @@ struct ScriptWorkerFatFractalTests {
                 ))
         #expect(worker.finish() == 0)
     }
+
+    @Test(
+        "characters beyond U+FFFF written as \\u escapes leave the worker as UTF-8; a lone surrogate as U+FFFD"
+    )
+    func surrogates() throws {
+        let worker = WorkerHarness()
+        try worker.load([:])
+        try worker.server.send(
+            snippet(
+                id: 45,
+                """
+                var ff = require('ffef/FatFractal');
+                var face = '\\uD83D\\uDE00';
+                print('log ' + face);
+                var read = ff.getObjFromUri('/Things/' + face);
+                [face, String.fromCharCode(0xD800) + 'x', read]
+                """))
+        #expect(try worker.receive() == json(#"{"t":"log","id":45,"level":"info","message":"log 😀"}"#))
+        #expect(
+            try worker.receive()
+                == json(#"{"t":"call","id":45,"seq":1,"method":"getObjFromUri","args":["/Things/😀"]}"#))
+        try worker.send(#"{"t":"reply","seq":1,"result":{"name":"\uD83D\uDE00"}}"#)
+        #expect(
+            try worker.receive()
+                == json(
+                    #"{"t":"done","id":45,"value":["😀","\#u{FFFD}x",{"name":"😀"}],"response":null,"eventData":null}"#
+                ))
+        #expect(worker.finish() == 0)
+    }
 }

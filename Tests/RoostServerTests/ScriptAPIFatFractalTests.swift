@@ -66,6 +66,20 @@ struct ScriptAPIFatFractalTests {
             #expect(
                 try await world.api(alice).ff("getObjFromUri", url, .string(alice.userGuid))["text"]
                     == .string("private"))
+            // An administrator's script with its caller's rights is not the system's.
+            let admin = try await world.accounts.createUser(
+                userName: "root", email: nil, password: "correct horse battery", admin: true)
+            let asAdmin = world.api(Principal(userGuid: admin.guid, tokenId: "t-root", isAdmin: true))
+            #expect(try await asAdmin.ff("getObjFromUri", url)["text"] == .string("private"))
+            let impersonation = await scriptError {
+                _ = try await asAdmin.ff("getObjFromUri", url, .string(alice.userGuid))
+            }
+            #expect(impersonation?.status == 403)
+            let reset = await scriptError {
+                _ = try await asAdmin.ff(
+                    "resetPassword", .string(alice.userGuid), .string("a new long secret"))
+            }
+            #expect(reset?.status == 403)
             // Anonymous may name itself.
             #expect(try await world.api(nil).ff("getObjFromUri", url, .string("anonymous")) == .null)
         }

@@ -120,6 +120,31 @@ import Testing
         await runtime.shutdown()
     }
 
+    @Test("an invocation too big for a worker's message is 413 script_data_too_large, and the worker stays")
+    func dataTooLarge() async throws {
+        let lines = Mutex<[String]>([])
+        var configuration = ScriptRuntime.Configuration(
+            workerExecutable: try RoostProcess.binaryPath(), workers: 1)
+        configuration.timeout = 60
+        let runtime = ScriptRuntime(
+            configuration: configuration, log: { line in lines.withLock { $0.append(line) } })
+        try await runtime.load(Self.modules)
+        #expect(
+            try await runtime.invoke(invocation("echo", argument: "before"), calls: RecordingCalls()).value
+                == .string("echo:before"))
+        // Control bytes are written \u00XX: 3 MiB of them make an 18 MiB message.
+        var big = invocation("echo")
+        big.data = .string(String(repeating: "\u{01}", count: 3 << 20))
+        await #expect { try await runtime.invoke(big, calls: RecordingCalls()) } throws: {
+            ($0 as? RoostError)?.code == "script_data_too_large" && ($0 as? RoostError)?.status == 413
+        }
+        #expect(
+            try await runtime.invoke(invocation("echo", argument: "after"), calls: RecordingCalls()).value
+                == .string("echo:after"))
+        #expect(lines.withLock { $0 }.isEmpty, "\(lines.withLock { $0 })")
+        await runtime.shutdown()
+    }
+
     @Test("past the queue limit a run is refused at once with 503 scripts_busy")
     func fullQueue() async throws {
         let runtime = try await runtime(timeout: 60, workers: 1, queueLimit: 1)

@@ -87,15 +87,20 @@ extension AccountService {
     /// deactivated. A failed read keeps the principal as it was.
     public func refreshed(_ principal: Principal) async -> Principal? {
         do {
-            guard let facts = try await objects.accessFacts(userGuid: principal.userGuid), facts.isActive
-            else {
-                return nil
-            }
-            return Principal(
-                userGuid: principal.userGuid, tokenId: principal.tokenId, isAdmin: facts.isAdmin,
-                groups: facts.groups)
+            return try await current(principal)
         } catch {
             return principal
         }
+    }
+
+    /// The principal with its user's current groups and flags; nil when the user is gone or
+    /// deactivated; throws when the user cannot be read.
+    public func current(_ principal: Principal) async throws -> Principal? {
+        guard let facts = try await objects.accessFacts(userGuid: principal.userGuid), facts.isActive else {
+            return nil
+        }
+        return Principal(
+            userGuid: principal.userGuid, tokenId: principal.tokenId, isAdmin: facts.isAdmin,
+            groups: facts.groups)
     }
 }

@@ -43,6 +43,16 @@ extension RoostError {
             message: "Every server-side script worker is busy. Retry after a second.")
     }
 
+    /// An invocation whose object or request, written as a message to a worker, is over the
+    /// channel's frame limit.
+    public static func scriptDataTooLarge(_ name: String, bytes: Int) -> RoostError {
+        RoostError(
+            status: 413, code: "script_data_too_large",
+            message:
+                "The data for the script '\(name.prefix(100))' comes to more than the \(bytes >> 20) MiB a script worker takes; send less.",
+            details: details(["limitBytes": .integer(Int64(bytes))]))
+    }
+
     /// One caller already has `limit` extension runs in progress: the pool is shared fairly.
     public static func tooManyScriptRuns(_ limit: Int) -> RoostError {
         RoostError(

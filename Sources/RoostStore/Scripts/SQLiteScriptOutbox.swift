@@ -8,7 +8,8 @@ public final class SQLiteScriptOutbox: ScriptOutboxStore {
     static let migrations = [
         Migration(
             version: 25, name: "script outbox",
-            sql: ScriptOutboxSQL.schema(start: "coalesce((SELECT max(seq) FROM changes), 0)"))
+            sql: ScriptOutboxSQL.schema(start: "coalesce((SELECT max(seq) FROM changes), 0)")),
+        Migration(version: 26, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
     ]
 
     public init(database: SQLiteDatabase) {

@@ -58,6 +58,10 @@ public struct ScriptOutboxSQL: Sendable {
         """
     }
 
+    /// Lets the pruning of old given-up runs find the newest ones without sorting them all.
+    public static let givenUpIndex =
+        "CREATE INDEX script_failures_by_state_seq ON script_failures (state, seq)"
+
     private static let failureColumns =
         ChangeReader.columns + ", handler, attempts, error, next_attempt, trimmed"
 
