@@ -34,3 +34,19 @@ public final class ClientSlots: Sendable {
     /// Slots taken now, for tests and metrics.
     public var inFlight: Int { counts.withLock { $0.total } }
 }
+
+/// Whom per-client limits count an address against: an IPv4 address itself, an IPv6 address's
+/// /64 (one subscriber's network holds 2^64 addresses, so counting each apart would count
+/// nothing). Text that is not an address is its own key.
+public func clientKey(forAddress address: String) -> String {
+    guard let parsed = IPAddress(address) else { return address }
+    return parsed.isIPv4 ? parsed.text : IPAddress(network64Of: parsed).text + "/64"
+}
+
+extension IPAddress {
+    /// The /64 network `address` is in.
+    init(network64Of address: IPAddress) {
+        self = address
+        bytes.1 = 0
+    }
+}

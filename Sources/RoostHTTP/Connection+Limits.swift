@@ -84,8 +84,10 @@ extension Connection {
 
     /// The client an upload counts against: the socket peer, or the client a trusted proxy names.
     func uploadClient(_ head: RequestHead) -> String {
-        guard !loop.server.configuration.trustedProxies.isEmpty else { return remoteAddress }
-        return makeRequest(head, body: []).remoteAddress
+        guard !loop.server.configuration.trustedProxies.isEmpty else {
+            return clientKey(forAddress: remoteAddress)
+        }
+        return clientKey(forAddress: makeRequest(head, body: []).remoteAddress)
     }
 
     /// Whether the streamed body in progress fell below the minimum rate: after `readTimeout`

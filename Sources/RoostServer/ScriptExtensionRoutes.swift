@@ -87,7 +87,8 @@ struct ScriptExtensionRoutes: Sendable {
                 status: 413, code: "body_too_large",
                 message: "An extension takes at most \(Self.maxContentBytes >> 20) MiB of request body.")
         }
-        let runner = caller.map { "user " + $0.userGuid } ?? "address " + request.remoteAddress
+        let runner =
+            caller.map { "user " + $0.userGuid } ?? "address " + clientKey(forAddress: request.remoteAddress)
         guard runs.acquire(runner, total: .max, perClient: runsPerCaller) else {
             throw RoostError.tooManyScriptRuns(runsPerCaller)
         }

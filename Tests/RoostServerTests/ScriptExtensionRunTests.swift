@@ -193,7 +193,8 @@ struct ScriptExtensionRunTests {
                 request.remoteAddress = address
                 return request
             }
-            let office = "192.0.2.7"
+            // Anonymous callers count by address, and an IPv6 address by its /64.
+            let office = "2001:db8:0:1::7"
             async let first = routes.run(Self.request("Stats"), alice)
             async let second = routes.run(Self.request("Stats"), alice)
             async let anonymous = routes.run(from(office), nil)
@@ -208,7 +209,7 @@ struct ScriptExtensionRunTests {
                     == RoostError.tooManyScriptRuns(2))
             // Another user, and the same anonymous caller from another address, are not held up.
             async let other = routes.run(Self.request("Stats"), bob)
-            async let otherAddress = routes.run(from("198.51.100.1"), nil)
+            async let otherAddress = routes.run(from("2001:db8:0:2::7"), nil)
             await gate.waitForWaiters(6)
             await gate.open()
             for response in try await [first, second, anonymous, anonymousToo, other, otherAddress] {
