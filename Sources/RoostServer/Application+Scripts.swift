@@ -17,8 +17,7 @@ public struct ScriptOptions: Sendable {
     /// Bytes of JavaScript heap a worker may hold.
     public var memoryLimit = 64 << 20
     /// Extension calls one caller (a user, or an address for anonymous callers) may have in
-    /// progress, and handler runs one user may have in the pool (more wait their turn); nil is
-    /// half the workers (at least 2), so one caller cannot take them all.
+    /// progress; nil is half the workers (at least 2), so one caller cannot take them all.
     public var runsPerCaller: Int?
 
     /// ``runsPerCaller`` as it applies.
@@ -53,8 +52,7 @@ extension Application {
             runtime: runtime, definitions: definitions, objects: objects, accounts: accounts,
             makeCalls: scriptCallsFactory(
                 objects: objects, accounts: accounts, appAddress: address, logger: logger),
-            appAddress: address, logger: logger,
-            gate: ScriptCallerGate(limit: configuration.scripts.effectiveRunsPerCaller))
+            appAddress: address, logger: logger)
     }
 
     /// `/ff/ext/<name>`: the app's extensions; a script creates objects no larger than a request body.

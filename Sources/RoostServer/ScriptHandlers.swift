@@ -23,9 +23,6 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
     let makeCalls: ScriptCallsFactory
     let appAddress: String
     let logger: Logger
-    /// Each logged-in user's handler runs in the pool at once; the object service does not know an
-    /// anonymous caller's address, so anonymous writes are not counted apart.
-    let gate: ScriptCallerGate
 
     func runs(_ phase: ScriptHandler.Phase, on event: ScriptHandler.Event, in collection: String) -> Bool {
         let handlers = definitions.definition.scripts.handlers
@@ -88,15 +85,6 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context,
             returnsEventData: handler.phase == .pre)
         let replaced = event == .update ? previous.flatMap { Self.wire($0.document) } : nil
-        let user = caller?.userGuid
-        if let user {
-            if handler.phase == .pre {
-                guard gate.tryEnter(user) else { throw RoostError.tooManyScriptRuns(gate.limit) }
-            } else {
-                await gate.enter(user)
-            }
-        }
-        defer { if let user { gate.leave(user) } }
         return try await runtime.invoke(
             invocation, calls: makeCalls(caller, handler.rights, handler.name, replaced))
     }

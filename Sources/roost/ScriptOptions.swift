@@ -31,7 +31,7 @@ extension ServeOption {
         ServeOption(
             flag: "--script-runs-per-caller", variable: "ROOST_SCRIPT_RUNS_PER_CALLER", valueName: "N",
             help:
-                "extension calls one user (or one address, for anonymous callers) may have in progress, and handler runs one user may have in the pool; more calls, and writes whose PRE handlers would pass it, are answered 429 too_many_script_runs, and POST handlers wait their turn (default: half the script workers, at least 2)"
+                "extension calls one user (or one address, for anonymous callers) may have in progress; more are answered 429 too_many_script_runs (default: half the script workers, at least 2)"
         ) {
             $0.scripts.runsPerCaller = try integer($1, flag: "--script-runs-per-caller", range: 1...1024)
         },

@@ -24,11 +24,6 @@ import Testing
             ff.createObjAtUri({before: change.old.title, after: change['new'].title,
                                version: change.old.version}, '/Change');
         };
-        exports.holdUntilGo = function () {
-            ff.createObjAtUri({started: true}, '/Started');
-            while (ff.getObjFromUri('/ff/resources/Go/go') === null) {}
-        };
-        exports.check = function () {};
         exports.notAnUpdate = function () {
             try { ff.getUpdateEventHandlerData(); } catch (e) { ff.createObjAtUri({error: e.code}, '/Change'); }
         };
@@ -135,56 +130,6 @@ import Testing
             "\($0["before"] as? String ?? "-")→\($0["after"] as? String ?? "-") v\($0["version"] as? Int ?? 0)"
         }
         #expect(seen == ["first→second v1", "first→second v1"])
-        await server.stop()
-    }
-
-    @Test(
-        "a user's handler runs past their share: a PRE handler's write is 429 too_many_script_runs, before anything is stored; others write"
-    )
-    func shareOfThePool() async throws {
-        var definition = openRules
-        definition.scripts.modules = ["scripts/hooks": Self.hooks]
-        definition.scripts.handlers = [
-            ScriptHandler(
-                name: "Hold", collection: "Slow", events: [.create], phase: .post,
-                entry: ScriptEntry(module: "scripts/hooks", function: "holdUntilGo"), rights: .system),
-            handler("Check", .pre, "check"),
-        ]
-        let server = try await TestServer {
-            $0.appDefinition = definition
-            $0.scripts.runsPerCaller = 1
-            $0.scripts.timeout = 60
-        }
-        _ = try await server.client.register("ann")
-        _ = try await server.client.register("bob")
-        let ann = [("X-Token", try await server.client.login("ann"))]
-        let bob = [("X-Token", try await server.client.login("bob"))]
-        let client = server.client
-        let held = Task { try await client.send("POST", "/ff/resources/Slow", json: "{}", headers: ann) }
-        // The held run has started once its handler wrote /Started.
-        var started = false
-        for _ in 0..<1500 where !started {
-            let list = try await server.client.send("GET", "/ff/resources/Started")
-            started = !((list.json["items"] as? [Any])?.isEmpty ?? true)
-            if !started { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        try #require(started)
-        let refused = try await server.client.send(
-            "POST", "/ff/resources/Post", json: #"{"n":1}"#, headers: ann)
-        #expect(refused.status == 429)
-        #expect(refused.json["code"] as? String == "too_many_script_runs")
-        let other = try await server.client.send(
-            "POST", "/ff/resources/Post", json: #"{"n":2}"#, headers: bob)
-        #expect(other.status == 201)
-        #expect(
-            try await server.client.send("POST", "/ff/resources/Go", json: #"{"guid":"go"}"#, headers: bob)
-                .status == 201)
-        #expect(try await held.value.status == 201)
-        let again = try await server.client.send(
-            "POST", "/ff/resources/Post", json: #"{"n":3}"#, headers: ann)
-        #expect(again.status == 201)
-        let posts = try await server.client.send("GET", "/ff/resources/Post")
-        #expect((posts.json["items"] as? [[String: Any]])?.compactMap { $0["n"] as? Int }.sorted() == [2, 3])
         await server.stop()
     }
 }

@@ -53,13 +53,12 @@ extension RoostError {
             details: details(["limitBytes": .integer(Int64(bytes))]))
     }
 
-    /// One caller already has `limit` script runs in progress (extension calls, or handlers of
-    /// their writes): the pool is shared fairly.
+    /// One caller already has `limit` extension runs in progress: the pool is shared fairly.
     public static func tooManyScriptRuns(_ limit: Int) -> RoostError {
         RoostError(
             status: 429, code: "too_many_script_runs",
             message:
-                "You have \(limit) server-side script runs in progress (extension calls or handlers of your writes), the most one caller may have; wait for one to finish.",
+                "You have \(limit) extension calls in progress, the most one caller may have; wait for one to finish.",
             details: details(["limit": .integer(Int64(limit))]))
     }
 
