@@ -16,8 +16,10 @@ struct ScriptModules: Sendable {
     var generation = 0
 }
 
-/// What the pool's threads take work from: jobs in arrival order, and requests to load new
-/// modules ahead of need. Blocking, for the pool's own threads only.
+/// What the pool's threads take work from: jobs, and requests to load new modules ahead of need.
+/// Jobs are taken in turn per owner (a user, or an address; see ``ScriptInvocation/owner``), each
+/// owner's in arrival order, so one owner's burst waits behind itself, not in front of everyone
+/// else; while only one owner has jobs, it has every worker. Blocking, for the pool's threads only.
 final class ScriptJobQueue: @unchecked Sendable {
     enum Work {
         case job(ScriptJob)
@@ -26,8 +28,12 @@ final class ScriptJobQueue: @unchecked Sendable {
 
     private let condition = NSCondition()
     // Guarded by `condition`.
-    private var jobs: [ScriptJob] = []
-    private var head = 0
+    /// Each owner's waiting jobs, in arrival order.
+    private var queues: [String: [ScriptJob]] = [:]
+    /// Owners with waiting jobs, in the order they take turns; `turn` is whose is next.
+    private var rotation: [String] = []
+    private var turn = 0
+    private var count = 0
     private var warmSlots: Set<Int> = []
     private var current = ScriptModules()
     private var stopped = false
@@ -38,16 +44,39 @@ final class ScriptJobQueue: @unchecked Sendable {
     var modules: ScriptModules { condition.withLock { current } }
     var isStopped: Bool { condition.withLock { stopped } }
     /// Jobs waiting for a worker.
-    var waiting: Int { condition.withLock { jobs.count - head } }
+    var waiting: Int { condition.withLock { count } }
 
-    /// Queues a job unless `limit` wait already (or the pool is stopping).
-    func enqueue(_ job: ScriptJob, limit: Int) -> Bool {
+    /// Queues a job unless `limit` wait already, or `ownerLimit` of its owner's (or the pool is
+    /// stopping).
+    func enqueue(_ job: ScriptJob, limit: Int, ownerLimit: Int) -> Bool {
         condition.withLock {
-            guard !stopped, jobs.count - head < limit else { return false }
-            jobs.append(job)
+            let owner = job.invocation.owner
+            let mine = queues[owner]?.count ?? 0
+            guard !stopped, count < limit, mine < ownerLimit else { return false }
+            if mine == 0 { rotation.append(owner) }
+            queues[owner, default: []].append(job)
+            count += 1
             condition.signal()
             return true
         }
+    }
+
+    /// The next owner's first job; guarded by `condition`.
+    private func takeJob() -> ScriptJob? {
+        guard !rotation.isEmpty else { return nil }
+        if turn >= rotation.count { turn = 0 }
+        let owner = rotation[turn]
+        // Taken out of the table while it changes, so the array is not copied.
+        var mine = queues.removeValue(forKey: owner) ?? []
+        let job = mine.removeFirst()
+        count -= 1
+        if mine.isEmpty {
+            rotation.remove(at: turn)
+        } else {
+            queues[owner] = mine
+            turn += 1
+        }
+        return job
     }
 
     /// Puts new modules in force and asks every slot to load them while idle.
@@ -64,15 +93,7 @@ final class ScriptJobQueue: @unchecked Sendable {
         condition.withLock {
             while true {
                 if stopped { return nil }
-                if head < jobs.count {
-                    let job = jobs[head]
-                    head += 1
-                    if head > 64 && head * 2 > jobs.count {
-                        jobs.removeFirst(head)
-                        head = 0
-                    }
-                    return .job(job)
-                }
+                if let job = takeJob() { return .job(job) }
                 if warmSlots.remove(slot) != nil { return .warm }
                 condition.wait()
             }
@@ -83,9 +104,10 @@ final class ScriptJobQueue: @unchecked Sendable {
     func stop() -> [ScriptJob] {
         condition.withLock {
             stopped = true
-            let pending = Array(jobs[head...])
-            jobs = []
-            head = 0
+            let pending = rotation.flatMap { queues[$0] ?? [] }
+            queues = [:]
+            rotation = []
+            count = 0
             condition.broadcast()
             return pending
         }

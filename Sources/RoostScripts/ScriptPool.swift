@@ -22,6 +22,9 @@ public final class ScriptRuntime: Sendable {
         public var memoryLimit = 64 << 20
         /// Invocations waiting for a worker at most; more answer 503 `scripts_busy`.
         public var queueLimit = 256
+        /// Invocations of one owner (see ``ScriptInvocation/owner``) waiting at most; more answer
+        /// 503 `scripts_busy` to that owner, so one owner never fills the whole queue.
+        public var ownerQueueLimit = 128
 
         public init(workerExecutable: String, workers: Int) {
             self.workerExecutable = workerExecutable
@@ -82,7 +85,9 @@ public final class ScriptRuntime: Sendable {
                 let job = ScriptJob(
                     invocation: invocation, calls: calls, continuation: continuation,
                     enqueuedAt: ScriptChannel.monotonicNanoseconds())
-                if !queue.enqueue(job, limit: configuration.queueLimit) {
+                if !queue.enqueue(
+                    job, limit: configuration.queueLimit, ownerLimit: configuration.ownerQueueLimit)
+                {
                     continuation.resume(throwing: RoostError.scriptsBusy)
                 }
             }

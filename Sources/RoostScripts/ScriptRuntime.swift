@@ -23,6 +23,9 @@ public struct ScriptInvocation: Sendable {
     public var context: JSONObject
     /// Whether the outcome carries the event's object as the script left it (PRE handlers).
     public var returnsEventData = false
+    /// Whose run it is, for taking turns in the pool: `user <guid>`, `address <client>`, or empty
+    /// (anonymous handlers, the system, the change log's dispatcher).
+    public var owner = ""
 
     public init(
         kind: Kind, name: String, entry: ScriptEntry, argument: String? = nil, data: JSONValue,

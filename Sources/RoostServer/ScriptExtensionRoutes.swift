@@ -107,10 +107,10 @@ struct ScriptExtensionRoutes: Sendable {
             rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), activeCaller: caller,
             appAddress: address,
             requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
-        let outcome = try await invoke(
-            ScriptInvocation(
-                kind: .extension, name: name, entry: scriptExtension.entry, data: data, context: context),
-            calls)
+        var invocation = ScriptInvocation(
+            kind: .extension, name: name, entry: scriptExtension.entry, data: data, context: context)
+        invocation.owner = runner
+        let outcome = try await invoke(invocation, calls)
         do {
             return try ScriptExtensionAnswer.response(outcome)
         } catch let problem as ScriptExtensionAnswer.Problem {

@@ -81,9 +81,11 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         context["eventId"] = .string(
             "\(event.rawValue):\(object.collection)/\(object.guid)/\(object.version)")
         context["event"] = .string(event.rawValue)
-        let invocation = ScriptInvocation(
+        var invocation = ScriptInvocation(
             kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context,
             returnsEventData: handler.phase == .pre)
+        // Each user's handlers take turns with everyone else's in the pool.
+        invocation.owner = caller.map { "user " + $0.userGuid } ?? ""
         let replaced = event == .update ? previous.flatMap { Self.wire($0.document) } : nil
         return try await runtime.invoke(
             invocation, calls: makeCalls(caller, handler.rights, handler.name, replaced))

@@ -27,15 +27,16 @@ import Testing
         """
     ]
 
-    func runtime(timeout: Double = 60, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256)
-        async throws
-        -> ScriptRuntime
-    {
+    func runtime(
+        timeout: Double = 60, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256,
+        ownerQueueLimit: Int = 128
+    ) async throws -> ScriptRuntime {
         var configuration = ScriptRuntime.Configuration(
             workerExecutable: try RoostProcess.binaryPath(), workers: workers)
         configuration.timeout = timeout
         configuration.memoryLimit = memory
         configuration.queueLimit = queueLimit
+        configuration.ownerQueueLimit = ownerQueueLimit
         let runtime = ScriptRuntime(configuration: configuration, log: { _ in })
         try await runtime.load(Self.modules)
         return runtime
@@ -145,6 +146,36 @@ import Testing
         await runtime.shutdown()
     }
 
+    @Test("owners take turns for the workers; one owner's waiting runs are capped, not everyone's")
+    func turns() async throws {
+        let runtime = try await runtime(timeout: 60, workers: 1, ownerQueueLimit: 2)
+        func run(_ owner: String, _ argument: String, _ calls: any ScriptCallHandling = RecordingCalls())
+            async throws -> String
+        {
+            var invocation = invocation("callThenEcho", argument: argument)
+            invocation.owner = owner
+            return try await runtime.invoke(invocation, calls: calls).value.stringValue ?? ""
+        }
+        let finished = Finished()
+        let gate = GatedCalls()
+        let holder = Task { try await run("user a", "a1", gate) }
+        #expect(await eventually(within: 30) { gate.entered })
+        var runs: [Task<Void, any Error>] = []
+        for (owner, argument) in [("user a", "a2"), ("user a", "a3"), ("user b", "b1")] {
+            runs.append(Task { finished.append(try await run(owner, argument)) })
+            #expect(await eventually(within: 30) { runtime.waiting == runs.count })
+        }
+        // A's third waiting run is over its share; B's still queues.
+        await #expect { try await run("user a", "a4") } throws: {
+            ($0 as? RoostError)?.code == "scripts_busy"
+        }
+        gate.open()
+        #expect(try await holder.value == "a1")
+        for task in runs { try await task.value }
+        #expect(finished.order == ["a2", "b1", "a3"])
+        await runtime.shutdown()
+    }
+
     @Test("past the queue limit a run is refused at once with 503 scripts_busy")
     func fullQueue() async throws {
         let runtime = try await runtime(timeout: 60, workers: 1, queueLimit: 1)
@@ -163,6 +194,13 @@ import Testing
         #expect(try await second.value == .string("2"))
         await runtime.shutdown()
     }
+}
+
+/// The order runs finished in.
+final class Finished: Sendable {
+    private let names = Mutex<[String]>([])
+    var order: [String] { names.withLock { $0 } }
+    func append(_ name: String) { names.withLock { $0.append(name) } }
 }
 
 /// An `ff` host whose calls wait until the test opens the gate: holds a worker without burning CPU.
