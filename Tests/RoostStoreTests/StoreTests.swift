@@ -45,7 +45,7 @@ struct StoreTests {
                 "5 idempotency keys", "6 blob references", "7 idempotency keys mark their write",
                 "8 blob claims",
                 "21 deactivation revokes tokens", "22 retired group guids", "23 session client addresses",
-                "24 change log", "25 script outbox",
+                "24 change log", "25 script outbox", "26 given-up script runs by sequence",
             ])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")
