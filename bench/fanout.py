@@ -86,6 +86,7 @@ def percentile(values, fraction):
 def tally(deliveries, indexes, acks):
     """Latencies (ms) and lost/duplicate/unknown counts over the given subscribers."""
     latencies, from_send, lost, duplicates = [], [], 0, 0
+    first, last = {}, {}    # per create: its earliest and latest delivery
     sent = acks[1]
     acks = acks[0]
     for index in indexes:
@@ -97,10 +98,14 @@ def tally(deliveries, indexes, acks):
             seen.add(key)
             if key in acks:
                 latencies.append((at - acks[key]) * 1000)
+                first[key], last[key] = min(first.get(key, at), at), max(last.get(key, at), at)
                 from_send.append((at - sent[key]) * 1000)
         lost += sum(1 for key in acks if key not in seen)
     return {"p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99),
             "send p99": percentile(from_send, 0.99), "delivered": len(latencies),
+            "p10": percentile(latencies, 0.1), "p90": percentile(latencies, 0.9),
+            "first stream p50": percentile([(first[k] - acks[k]) * 1000 for k in first], 0.5),
+            "last stream p50": percentile([(last[k] - acks[k]) * 1000 for k in last], 0.5),
             "expected": len(acks) * len(indexes), "lost": lost, "duplicates": duplicates}
 
 

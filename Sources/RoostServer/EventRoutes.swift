@@ -71,8 +71,12 @@ struct EventRoutes: Sendable {
 }
 
 /// A streamed response as the feed's sink.
-struct StreamSink: EventSink {
+final class StreamSink: EventSink {
     let stream: ResponseStream
+
+    init(stream: ResponseStream) {
+        self.stream = stream
+    }
 
     func send(_ bytes: [UInt8], farewell: [UInt8]) -> Bool {
         stream.send(bytes, farewell: farewell) == .queued

@@ -48,8 +48,9 @@ extension ChangeFeed {
             defer { writes.flush() }
             var parsed: (before: JSONObject?, after: JSONObject?)?
             // Deciding and encoding an event is done once per viewer, not once per stream:
-            // a thousand anonymous subscribers of a collection cost one.
-            var encoded: [String: [UInt8]?] = [:]
+            // a thousand anonymous subscribers of a collection cost one. Neighbours are mostly
+            // the same viewer: the last one is compared before the table is searched.
+            var encoded: (all: [String: [UInt8]?], last: (viewer: String, bytes: [UInt8]?)?) = ([:], nil)
             // Streams that were sent the same events share their farewell's bytes.
             var farewell: (delivered: Int64, bytes: [UInt8]) = (-1, [])
             for index in rounds.indices
@@ -61,8 +62,11 @@ extension ChangeFeed {
                     revoked = stream.caller?.tokenId == change.guid
                 } else if stream.subscriptions.contains(where: { $0.collection == change.collection }) {
                     let viewer = stream.viewer.key
-                    if let known = encoded[viewer] {
+                    if let last = encoded.last, last.viewer == viewer {
+                        bytes = last.bytes
+                    } else if let known = encoded.all[viewer] {
                         bytes = known
+                        encoded.last = (viewer, known)
                     } else {
                         let objects = parsed ?? ParsedChange.evaluables(of: change)
                         parsed = objects
@@ -70,7 +74,8 @@ extension ChangeFeed {
                         bytes = event(for: change, stream, access, objects).map {
                             EventFormat.event(id: change.sequence, type: $0.type, data: $0.data)
                         }
-                        encoded[viewer] = .some(bytes)
+                        encoded.all[viewer] = .some(bytes)
+                        encoded.last = (viewer, bytes)
                     }
                 }
                 let outcome: EventSendOutcome

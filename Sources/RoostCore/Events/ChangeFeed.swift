@@ -197,19 +197,32 @@ public final class ChangeFeed: Sendable {
                     // A change to a user or a group ends the round, so what follows is judged
                     // with the callers' current groups.
                     let membership = Self.firstMembershipChange(in: batch)
+                    let full = isFull(batch)
                     if let membership { batch = Array(batch[...membership]) }
-                    record(deliver(batch, to: ready, trimmedThrough: trimmedThrough))
+                    let outcomes = deliver(batch, to: ready, trimmedThrough: trimmedThrough)
+                    record(outcomes)
                     if let index = membership {
                         let change = batch[index]
                         await refreshCallers(
                             of: change.collection == Self.groupCollection ? nil : change.guid)
                     }
-                    continue
+                    // A batch short of the limits was the log's end: the next commit or stream
+                    // wakes the feed, and reading again now would only find nothing.
+                    if full || membership != nil || lagging || outcomes.contains(where: \.backedUp) {
+                        continue
+                    }
+                    break
                 }
                 guard lagging else { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }
         }
+    }
+
+    /// Whether a read may have stopped at one of its limits, short of the log's end.
+    private func isFull(_ batch: [Change]) -> Bool {
+        batch.count >= limits.readBatch
+            || batch.reduce(0) { $0 + ChangeReader.cost(of: $1) } >= limits.readBatchBytes
     }
 
     /// Up to `limit` entries after `position`; nil when there are none (or the read failed).

@@ -1,5 +1,6 @@
-/// Where one stream's bytes go: the HTTP layer's streamed response.
-public protocol EventSink: Sendable {
+/// Where one stream's bytes go: the HTTP layer's streamed response. A class, so that the feed's
+/// copies of it are one reference each.
+public protocol EventSink: AnyObject, Sendable {
     /// Queues `bytes`, or `farewell` instead when the client reads too slowly (the stream then
     /// ends); false when the stream has ended or just did.
     func send(_ bytes: [UInt8], farewell: [UInt8]) -> Bool
