@@ -77,7 +77,8 @@ public final class ResponseStream: Sendable {
             if let batch {
                 batch.add(piece, of: self, on: connection)
             } else {
-                connection.loop.execute { [self] in connection.writeStreamed(piece, of: self) }
+                connection.loop.streamWrites.append(
+                    [StreamWrite(connection: connection, stream: self, piece: piece)], on: connection.loop)
             }
         }
         return outcome
@@ -98,7 +99,8 @@ public final class ResponseStream: Sendable {
         if let batch {
             batch.add(piece, of: self, on: connection)
         } else {
-            connection.loop.execute { [self] in connection.writeStreamed(piece, of: self) }
+            connection.loop.streamWrites.append(
+                [StreamWrite(connection: connection, stream: self, piece: piece)], on: connection.loop)
         }
     }
 
@@ -163,30 +165,79 @@ public final class ResponseStream: Sendable {
     }
 }
 
-/// Writes to many streams gathered by one sender, handed to each loop as one job by ``flush()``:
-/// an event sent to a thousand streams costs each loop one wake-up and one job, not a thousand.
-/// Used by one task at a time; order per stream is kept (a stream's connection never changes).
+/// Writes to many streams gathered by one sender, handed to each loop at once by ``flush()``:
+/// an event sent to a thousand streams costs each loop a few jobs, not a thousand.
+/// Used by one task at a time.
 public final class StreamWriteBatch {
-    private var loops: [(loop: EventLoop, writes: [(Connection, ResponseStream, ResponseStream.Piece)])] = []
+    private var loops: [(loop: EventLoop, writes: [StreamWrite])] = []
 
     public init() {}
 
     func add(_ piece: ResponseStream.Piece, of stream: ResponseStream, on connection: Connection) {
         let loop = connection.loop
         if let index = loops.firstIndex(where: { $0.loop === loop }) {
-            loops[index].writes.append((connection, stream, piece))
+            loops[index].writes.append(StreamWrite(connection: connection, stream: stream, piece: piece))
         } else {
-            loops.append((loop, [(connection, stream, piece)]))
+            loops.append((loop, [StreamWrite(connection: connection, stream: stream, piece: piece)]))
         }
     }
 
     /// Hands every loop its writes, in the order they were added.
     public func flush() {
-        for (loop, writes) in loops {
-            loop.execute {
-                for (connection, stream, piece) in writes { connection.writeStreamed(piece, of: stream) }
-            }
-        }
+        for (loop, writes) in loops { loop.streamWrites.append(writes, on: loop) }
         loops = []
+    }
+}
+
+struct StreamWrite: Sendable {
+    let connection: Connection
+    let stream: ResponseStream
+    let piece: ResponseStream.Piece
+}
+
+/// A loop's streamed writes, in the order they were sent: every piece for a stream goes through
+/// it, batched or not, so none overtakes another. The loop writes them a chunk per job and goes
+/// back to its other work (a create's answer, say) between chunks, instead of sending to a
+/// thousand streams first.
+final class StreamWriteQueue: Sendable {
+    private struct State {
+        var writes: [StreamWrite] = []
+        /// Where the unwritten ones start.
+        var head = 0
+        var scheduled = false
+    }
+
+    private let state = Mutex(State())
+    /// Writes per job.
+    static let chunk = 64
+
+    func append(_ writes: [StreamWrite], on loop: EventLoop) {
+        let schedule = state.withLock { state in
+            if state.writes.isEmpty {
+                state.writes = writes
+            } else {
+                state.writes.append(contentsOf: writes)
+            }
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if schedule { loop.execute { [self] in drain(on: loop) } }
+    }
+
+    /// Writes a chunk (on the loop), and queues the next job when more wait.
+    private func drain(on loop: EventLoop) {
+        let (chunk, more) = state.withLock { state in
+            let end = min(state.writes.count, state.head + Self.chunk)
+            let chunk = Array(state.writes[state.head..<end])
+            state.head = end
+            if end == state.writes.count {
+                state.writes.removeAll(keepingCapacity: state.writes.count <= 4096)
+                state.head = 0
+                state.scheduled = false
+            }
+            return (chunk, state.scheduled)
+        }
+        for write in chunk { write.connection.writeStreamed(write.piece, of: write.stream) }
+        if more { loop.execute { [self] in drain(on: loop) } }
     }
 }

@@ -36,6 +36,32 @@ struct StreamWriteBatchTests {
         await server.server.shutdown()
     }
 
+    @Test(
+        "a piece sent on its own never overtakes batched pieces still waiting for the loop, however many streams"
+    )
+    func directSendsKeepTheirPlace() async throws {
+        let server = try StreamingServer()
+        // More streams than one job of the loop writes, so the last ones wait for a later job.
+        let count = StreamWriteQueue.chunk * 2 + 1
+        var connections: [RawConnection] = []
+        var streams: [ResponseStream] = []
+        for index in 0..<count {
+            connections.append(try await server.open().0)
+            streams.append(try #require(await server.stream(index)))
+        }
+        for connection in connections { _ = try await read(connection, until: "first\n") }
+        let batch = StreamWriteBatch()
+        for stream in streams {
+            #expect(stream.send(Array("batched\n".utf8), farewell: [], batch: batch) == .queued)
+        }
+        batch.flush()
+        #expect(streams[count - 1].send(Array("alone\n".utf8), farewell: []) == .queued)
+        streams[count - 1].finish(Array("end\n".utf8))
+        #expect(try await read(connections[count - 1], until: "end\n") == "batched\nalone\nend\n")
+        #expect(try await read(connections[0], until: "batched\n") == "batched\n")
+        await server.server.shutdown()
+    }
+
     @Test("a send unless backed up queues nothing once half the limit waits, and says so")
     func unlessBackedUp() {
         // Not yet taken by a connection: what it is sent waits, and counts against the limit.
