@@ -27,6 +27,7 @@ extension ChangeFeed {
     func deliver(_ batch: [Change], to streams: [Stream], trimmedThrough: Int64) -> [Outcome] {
         let definition = definitions.definition
         let writes = EventBatch()
+        var gathered = 0
         var rounds: [Round] = []
         rounds.reserveCapacity(streams.count)
         for stream in streams {
@@ -85,6 +86,9 @@ extension ChangeFeed {
                         farewell = (delivered, EventFormat.farewell(delivered))
                     }
                     outcome = stream.sink.send(bytes, farewell: farewell.bytes, unlessBackedUp: writes)
+                    // The loops start writing while the rest of the streams are gone through.
+                    gathered += 1
+                    if gathered % Self.writesPerFlush == 0 { writes.flush() }
                 } else {
                     outcome = stream.sink.isBackedUp ? .backedUp : .sent
                 }
@@ -116,6 +120,9 @@ extension ChangeFeed {
         }
         return rounds.filter(\.open).map(\.outcome)
     }
+
+    /// Sends gathered before they are handed to the loops, within a change.
+    static let writesPerFlush = 128
 
     /// What decides a stream's events besides the change: its caller and its subscriptions.
     static func viewerKey(caller: Principal?, subscriptions: [BoundSubscription]) -> String {
