@@ -14,7 +14,8 @@ extension ChangeFeed {
 
     /// A stream during a round: where it stands, and whether it takes more this round.
     private struct Round {
-        let stream: Stream
+        /// Where the stream is in the round's streams.
+        let index: Int
         var outcome: Outcome
         var takesMore = true
         var open = true
@@ -24,13 +25,15 @@ extension ChangeFeed {
     /// behind on reading; returns where each stream that is still open stands. Change by change,
     /// so each document is parsed once and only one is held parsed at a time; each change's sends
     /// go to the event loops together once every stream has been through it.
-    func deliver(_ batch: [Change], to streams: [Stream], trimmedThrough: Int64) -> [Outcome] {
+    func deliver(_ batch: [Change], to ready: [Int], of streams: [Stream], trimmedThrough: Int64) -> [Outcome]
+    {
         let definition = definitions.definition
         let writes = EventBatch()
         var gathered = 0
         var rounds: [Round] = []
-        rounds.reserveCapacity(streams.count)
-        for stream in streams {
+        rounds.reserveCapacity(ready.count)
+        for index in ready {
+            let stream = streams[index]
             if stream.position < trimmedThrough {
                 // Entries it had not seen were trimmed: it resumes, and gets a reset.
                 stream.sink.finish(
@@ -40,7 +43,7 @@ extension ChangeFeed {
             }
             rounds.append(
                 Round(
-                    stream: stream,
+                    index: index,
                     outcome: Outcome(
                         id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false
                     )))
@@ -55,8 +58,8 @@ extension ChangeFeed {
             // Streams that were sent the same events share their farewell's bytes.
             var farewell: (delivered: Int64, bytes: [UInt8]) = (-1, [])
             for index in rounds.indices
-            where rounds[index].takesMore && change.sequence > rounds[index].stream.position {
-                let stream = rounds[index].stream
+            where rounds[index].takesMore && change.sequence > streams[rounds[index].index].position {
+                let stream = streams[rounds[index].index]
                 var bytes: [UInt8]?
                 var revoked = false
                 if change.operation == .revoke {

@@ -186,20 +186,27 @@ public final class ChangeFeed: Sendable {
                 let (streams, trimmedThrough) = state.withLock {
                     (Array($0.streams.values), $0.trimmedThrough)
                 }
-                var ready: [Stream] = []
+                // Indexes into `streams`: a thousand streams are not copied again.
+                var ready: [Int] = []
                 var backedUp: [Stream] = []
                 ready.reserveCapacity(streams.count)
-                for stream in streams {
-                    if stream.sink.isBackedUp { backedUp.append(stream) } else { ready.append(stream) }
+                for index in streams.indices {
+                    if streams[index].sink.isBackedUp {
+                        backedUp.append(streams[index])
+                    } else {
+                        ready.append(index)
+                    }
                 }
                 let lagging = await waitForSlowReaders(backedUp)
-                if let from = ready.map(\.position).min(), var batch = await read(after: from) {
+                if let from = ready.lazy.map({ streams[$0].position }).min(),
+                    var batch = await read(after: from)
+                {
                     // A change to a user or a group ends the round, so what follows is judged
                     // with the callers' current groups.
                     let membership = Self.firstMembershipChange(in: batch)
                     let full = isFull(batch)
                     if let membership { batch = Array(batch[...membership]) }
-                    let outcomes = deliver(batch, to: ready, trimmedThrough: trimmedThrough)
+                    let outcomes = deliver(batch, to: ready, of: streams, trimmedThrough: trimmedThrough)
                     record(outcomes)
                     if let index = membership {
                         let change = batch[index]
