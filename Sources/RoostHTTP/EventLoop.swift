@@ -181,26 +181,7 @@ final class EventLoop: @unchecked Sendable {
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        // One loop's accept takes a whole burst of connections: the one holding the fewest gets
-        // each, so long-lived ones (event streams) spread over the loops and their cores.
-        let remoteAddress = Self.describe(address)
-        let target = server.loopForConnection(preferring: self)
-        target.assigned.add(1, ordering: .relaxed)
-        if target === self {
-            adopt(fd, remoteAddress: remoteAddress)
-        } else {
-            target.execute { target.adopt(fd, remoteAddress: remoteAddress) }
-        }
-    }
-
-    /// Connections this loop holds or is about to take.
-    let assigned = Atomic<Int>(0)
-
-    /// Takes an accepted connection (on this loop's thread).
-    private func adopt(_ fd: Int32, remoteAddress: String) {
-        guard !isDraining, let connection = Connection(fd: fd, remoteAddress: remoteAddress, loop: self)
-        else {
-            assigned.subtract(1, ordering: .relaxed)
+        guard let connection = Connection(fd: fd, remoteAddress: Self.describe(address), loop: self) else {
             server.metrics.connectionClosed()
             close(fd)
             return
@@ -210,7 +191,6 @@ final class EventLoop: @unchecked Sendable {
 
     func remove(_ connection: Connection) {
         if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
-            assigned.subtract(1, ordering: .relaxed)
             server.metrics.connectionClosed()
         }
     }

@@ -151,22 +151,6 @@ public final class HTTPServer: Sendable {
         for loop in loops { loop.start() }
     }
 
-    /// The loop holding the fewest connections: `preferred` (the one that accepted) unless
-    /// another holds fewer.
-    func loopForConnection(preferring preferred: EventLoop) -> EventLoop {
-        var best = preferred
-        for loop in state.withLock({ $0.loops })
-        where loop.assigned.load(ordering: .relaxed) < best.assigned.load(ordering: .relaxed) {
-            best = loop
-        }
-        return best
-    }
-
-    /// How many connections each loop holds.
-    var connectionsPerLoop: [Int] {
-        state.withLock { $0.loops.map { $0.assigned.load(ordering: .relaxed) } }
-    }
-
     /// Stops accepting, lets requests in flight finish (up to `gracePeriod` seconds), then stops.
     public func shutdown(gracePeriod: Double = 10) async {
         let loops = state.withLock { $0.loops }
