@@ -86,6 +86,7 @@ def percentile(values, fraction):
 def tally(deliveries, indexes, acks):
     """Latencies (ms) and lost/duplicate/unknown counts over the given subscribers."""
     latencies, from_send, lost, duplicates = [], [], 0, 0
+    first, last = {}, {}    # per create: its earliest and latest delivery
     sent = acks[1]
     acks = acks[0]
     for index in indexes:
@@ -97,10 +98,14 @@ def tally(deliveries, indexes, acks):
             seen.add(key)
             if key in acks:
                 latencies.append((at - acks[key]) * 1000)
+                first[key], last[key] = min(first.get(key, at), at), max(last.get(key, at), at)
                 from_send.append((at - sent[key]) * 1000)
         lost += sum(1 for key in acks if key not in seen)
     return {"p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99),
             "send p99": percentile(from_send, 0.99), "delivered": len(latencies),
+            "p10": percentile(latencies, 0.1), "p90": percentile(latencies, 0.9),
+            "first stream p50": percentile([(first[k] - acks[k]) * 1000 for k in first], 0.5),
+            "last stream p50": percentile([(last[k] - acks[k]) * 1000 for k in last], 0.5),
             "expected": len(acks) * len(indexes), "lost": lost, "duplicates": duplicates}
 
 
@@ -355,6 +360,8 @@ def main():
     parser.add_argument("--sweep", default="5,10,20,35", help="Roost alone at the largest N at these rates ('' for none)")
     parser.add_argument("--results", default=os.path.join(bench.HERE, "RESULTS.md"))
     parser.add_argument("--no-results", action="store_true", help="print, do not rewrite RESULTS.md")
+    parser.add_argument("--servers", default="roost,pocketbase",
+                        help="which servers to measure (comma-separated); with one, RESULTS.md is not rewritten")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))   # inherited by the servers
@@ -366,12 +373,16 @@ def main():
     for count in counts:
         if count * 2 + 200 > hard:
             raise SystemExit(f"{count} subscribers need more than the open-file limit {hard}")
-        results[("roost", count)] = run_server("roost", args.roost, count, rates[count], args)
-        results[("pocketbase", count)] = run_server("pocketbase", args.pocketbase, count, rates[count], args)
+        for kind in ("roost", "pocketbase"):
+            if kind in args.servers.split(","):
+                results[(kind, count)] = run_server(kind, getattr(args, kind), count, rates[count], args)
     pb_version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
     if args.no_results:
         args.results = os.devnull
     sweep_rows = sweep(args.roost, max(counts), [float(r) for r in args.sweep.split(",")], args) if args.sweep else []
+    if len(results) < 2 * len(counts):
+        print("\n".join(sweep_rows), file=sys.stderr)   # the runs' numbers are above, as JSON
+        return
     write_section(results, counts, args, pb_version, sweep_rows)
 
 

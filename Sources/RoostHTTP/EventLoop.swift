@@ -25,6 +25,8 @@ final class EventLoop: @unchecked Sendable {
     // Strong: the server drops its loops at shutdown, which breaks the cycle.
     let server: HTTPServer
     let dateCache = HTTPDateCache()
+    /// Pieces of streamed responses on their way to this loop's connections (ResponseStream.swift).
+    let streamWrites = StreamWriteQueue()
 
     init(index: Int, server: HTTPServer) throws {
         guard let base = event_base_new() else {

@@ -17,6 +17,8 @@ public final class ResponseStream: Sendable {
         case overLimit
         /// The stream had ended already.
         case ended
+        /// Asked only when not backed up, it was: nothing was queued.
+        case backedUp
     }
 
     /// Unsent bytes at most: those on their way to the loop plus those in the connection's output.
@@ -34,6 +36,8 @@ public final class ResponseStream: Sendable {
         /// A farewell or a finish is on its way: nothing more is taken.
         var closing = false
         var onEnd: [@Sendable () -> Void] = []
+
+        func isBackedUp(_ bufferLimit: Int) -> Bool { inFlight + output >= bufferLimit / 2 }
     }
 
     private let state = Mutex(State())
@@ -45,10 +49,17 @@ public final class ResponseStream: Sendable {
 
     /// Queues `bytes`; when they would go over ``bufferLimit``, queues `farewell` instead (it may
     /// go over) and ends the stream once that is sent.
+    /// With a `batch`, the bytes wait in it until it is flushed: a sender going through many
+    /// streams hands each loop one job instead of one per stream. With `unlessBackedUp`, nothing
+    /// is queued while ``isBackedUp`` (one lock for the question and the send).
     @discardableResult
-    public func send(_ bytes: [UInt8], farewell: [UInt8]) -> Outcome {
-        let (piece, connection) = state.withLock { state -> (Piece?, Connection?) in
-            guard !state.ended, !state.closing else { return (nil, nil) }
+    public func send(
+        _ bytes: [UInt8], farewell: [UInt8], batch: StreamWriteBatch? = nil, unlessBackedUp: Bool = false
+    ) -> Outcome {
+        let (outcome, piece, connection) = state.withLock {
+            state -> (Outcome, Piece?, Connection?) in
+            guard !state.ended, !state.closing else { return (.ended, nil, nil) }
+            if unlessBackedUp && state.isBackedUp(bufferLimit) { return (.backedUp, nil, nil) }
             let piece: Piece
             // One piece bigger than the limit still goes when nothing waits, or it could never go.
             let waiting = state.inFlight + state.output
@@ -60,17 +71,22 @@ public final class ResponseStream: Sendable {
             }
             state.inFlight += piece.bytes.count
             if state.connection == nil { state.pending.append(piece) }
-            return (piece, state.connection)
+            return (piece.last ? .overLimit : .queued, piece, state.connection)
         }
-        guard let piece else { return .ended }
-        if let connection {
-            connection.loop.execute { [self] in connection.writeStreamed(piece, of: self) }
+        if let piece, let connection {
+            if let batch {
+                batch.add(piece, of: self, on: connection)
+            } else {
+                connection.loop.streamWrites.append(
+                    [StreamWrite(connection: connection, stream: self, piece: piece)], on: connection.loop)
+            }
         }
-        return piece.last ? .overLimit : .queued
+        return outcome
     }
 
-    /// Sends `bytes` (whatever the limit) and ends the stream.
-    public func finish(_ bytes: [UInt8] = []) {
+    /// Sends `bytes` (whatever the limit) and ends the stream; with a `batch`, after what waits
+    /// in it.
+    public func finish(_ bytes: [UInt8] = [], batch: StreamWriteBatch? = nil) {
         let connection = state.withLock { state -> Connection? in
             guard !state.ended, !state.closing else { return nil }
             state.closing = true
@@ -80,7 +96,12 @@ public final class ResponseStream: Sendable {
         }
         guard let connection else { return }
         let piece = Piece(bytes: bytes, farewell: [], last: true)
-        connection.loop.execute { [self] in connection.writeStreamed(piece, of: self) }
+        if let batch {
+            batch.add(piece, of: self, on: connection)
+        } else {
+            connection.loop.streamWrites.append(
+                [StreamWrite(connection: connection, stream: self, piece: piece)], on: connection.loop)
+        }
     }
 
     /// Runs `handler` once when the stream ends, for whatever reason (at once if it has).
@@ -95,7 +116,7 @@ public final class ResponseStream: Sendable {
     /// Whether half the limit or more waits unsent: a sender that can wait should, so that a
     /// client catching up at its own pace is not cut off.
     public var isBackedUp: Bool {
-        state.withLock { $0.inFlight + $0.output >= bufferLimit / 2 }
+        state.withLock { $0.isBackedUp(bufferLimit) }
     }
 
     /// Whether the stream has ended.
@@ -141,5 +162,82 @@ public final class ResponseStream: Sendable {
             return state.onEnd
         }
         for handler in handlers { handler() }
+    }
+}
+
+/// Writes to many streams gathered by one sender, handed to each loop at once by ``flush()``:
+/// an event sent to a thousand streams costs each loop a few jobs, not a thousand.
+/// Used by one task at a time.
+public final class StreamWriteBatch {
+    private var loops: [(loop: EventLoop, writes: [StreamWrite])] = []
+
+    public init() {}
+
+    func add(_ piece: ResponseStream.Piece, of stream: ResponseStream, on connection: Connection) {
+        let loop = connection.loop
+        if let index = loops.firstIndex(where: { $0.loop === loop }) {
+            loops[index].writes.append(StreamWrite(connection: connection, stream: stream, piece: piece))
+        } else {
+            loops.append((loop, [StreamWrite(connection: connection, stream: stream, piece: piece)]))
+        }
+    }
+
+    /// Hands every loop its writes, in the order they were added.
+    public func flush() {
+        for (loop, writes) in loops { loop.streamWrites.append(writes, on: loop) }
+        loops = []
+    }
+}
+
+struct StreamWrite: Sendable {
+    let connection: Connection
+    let stream: ResponseStream
+    let piece: ResponseStream.Piece
+}
+
+/// A loop's streamed writes, in the order they were sent: every piece for a stream goes through
+/// it, batched or not, so none overtakes another. The loop writes them a chunk per job and goes
+/// back to its other work (a create's answer, say) between chunks, instead of sending to a
+/// thousand streams first.
+final class StreamWriteQueue: Sendable {
+    private struct State {
+        var writes: [StreamWrite] = []
+        /// Where the unwritten ones start.
+        var head = 0
+        var scheduled = false
+    }
+
+    private let state = Mutex(State())
+    /// Writes per job.
+    static let chunk = 64
+
+    func append(_ writes: [StreamWrite], on loop: EventLoop) {
+        let schedule = state.withLock { state in
+            if state.writes.isEmpty {
+                state.writes = writes
+            } else {
+                state.writes.append(contentsOf: writes)
+            }
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if schedule { loop.execute { [self] in drain(on: loop) } }
+    }
+
+    /// Writes a chunk (on the loop), and queues the next job when more wait.
+    private func drain(on loop: EventLoop) {
+        let (chunk, more) = state.withLock { state in
+            let end = min(state.writes.count, state.head + Self.chunk)
+            let chunk = Array(state.writes[state.head..<end])
+            state.head = end
+            if end == state.writes.count {
+                state.writes.removeAll(keepingCapacity: state.writes.count <= 4096)
+                state.head = 0
+                state.scheduled = false
+            }
+            return (chunk, state.scheduled)
+        }
+        for write in chunk { write.connection.writeStreamed(write.piece, of: write.stream) }
+        if more { loop.execute { [self] in drain(on: loop) } }
     }
 }

@@ -71,8 +71,12 @@ struct EventRoutes: Sendable {
 }
 
 /// A streamed response as the feed's sink.
-struct StreamSink: EventSink {
+final class StreamSink: EventSink {
     let stream: ResponseStream
+
+    init(stream: ResponseStream) {
+        self.stream = stream
+    }
 
     func send(_ bytes: [UInt8], farewell: [UInt8]) -> Bool {
         stream.send(bytes, farewell: farewell) == .queued
@@ -83,4 +87,24 @@ struct StreamSink: EventSink {
     func onEnd(_ handler: @escaping @Sendable () -> Void) { stream.onEnd(handler) }
 
     var isBackedUp: Bool { stream.isBackedUp }
+
+    func send(_ bytes: [UInt8], farewell: [UInt8], unlessBackedUp batch: EventBatch) -> EventSendOutcome {
+        let writes = batch.part(StreamWrites.init).writes
+        switch stream.send(bytes, farewell: farewell, batch: writes, unlessBackedUp: true) {
+        case .queued: return .sent
+        case .backedUp: return .backedUp
+        case .overLimit, .ended: return .ended
+        }
+    }
+
+    func finish(_ bytes: [UInt8], after batch: EventBatch) {
+        stream.finish(bytes, batch: batch.part(StreamWrites.init).writes)
+    }
+}
+
+/// The fan-out's writes to streamed responses, one job per event loop.
+private final class StreamWrites: EventBatchPart {
+    let writes = StreamWriteBatch()
+
+    func flush() { writes.flush() }
 }

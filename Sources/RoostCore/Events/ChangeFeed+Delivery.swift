@@ -14,11 +14,8 @@ extension ChangeFeed {
 
     /// A stream during a round: where it stands, and whether it takes more this round.
     private struct Round {
-        let stream: Stream
-        let access: Access
-        /// Streams with the same viewer key get the same event for a change: the same caller
-        /// (user, flags, groups) with the same subscriptions.
-        let viewer: String
+        /// Where the stream is in the round's streams.
+        let index: Int
         var outcome: Outcome
         var takesMore = true
         var open = true
@@ -26,89 +23,117 @@ extension ChangeFeed {
 
     /// Sends each stream its events of `batch` (those after its position), until its client is
     /// behind on reading; returns where each stream that is still open stands. Change by change,
-    /// so each document is parsed once and only one is held parsed at a time.
-    func deliver(_ batch: [Change], to streams: [Stream], trimmedThrough: Int64) -> [Outcome] {
+    /// so each document is parsed once and only one is held parsed at a time; each change's sends
+    /// go to the event loops together once every stream has been through it.
+    func deliver(_ batch: [Change], to ready: [Int], of streams: [Stream], trimmedThrough: Int64) -> [Outcome]
+    {
         let definition = definitions.definition
+        let writes = EventBatch()
+        var gathered = 0
         var rounds: [Round] = []
-        for stream in streams {
+        rounds.reserveCapacity(ready.count)
+        for index in ready {
+            let stream = streams[index]
             if stream.position < trimmedThrough {
                 // Entries it had not seen were trimmed: it resumes, and gets a reset.
                 stream.sink.finish(
-                    EventFormat.farewell(stream.delivered, reason: "fell behind the change log"))
+                    EventFormat.farewell(stream.delivered, reason: "fell behind the change log"),
+                    after: writes)
                 continue
             }
             rounds.append(
                 Round(
-                    stream: stream, access: Access(caller: stream.caller, definition: definition),
-                    viewer: Self.viewerKey(stream),
+                    index: index,
                     outcome: Outcome(
                         id: stream.id, position: stream.position, delivered: stream.delivered, backedUp: false
                     )))
         }
         for change in batch {
+            defer { writes.flush() }
             var parsed: (before: JSONObject?, after: JSONObject?)?
             // Deciding and encoding an event is done once per viewer, not once per stream:
-            // a thousand anonymous subscribers of a collection cost one.
-            var encoded: [String: [UInt8]?] = [:]
+            // a thousand anonymous subscribers of a collection cost one. Neighbours are mostly
+            // the same viewer: the last one is compared before the table is searched.
+            var encoded: (all: [String: [UInt8]?], last: (viewer: String, bytes: [UInt8]?)?) = ([:], nil)
+            // Streams that were sent the same events share their farewell's bytes.
+            var farewell: (delivered: Int64, bytes: [UInt8]) = (-1, [])
             for index in rounds.indices
-            where rounds[index].takesMore && change.sequence > rounds[index].stream.position {
-                let stream = rounds[index].stream
-                if stream.sink.isBackedUp {
+            where rounds[index].takesMore && change.sequence > streams[rounds[index].index].position {
+                let stream = streams[rounds[index].index]
+                var bytes: [UInt8]?
+                var revoked = false
+                if change.operation == .revoke {
+                    revoked = stream.caller?.tokenId == change.guid
+                } else if stream.subscriptions.contains(where: { $0.collection == change.collection }) {
+                    let viewer = stream.viewer.key
+                    if let last = encoded.last, last.viewer == viewer {
+                        bytes = last.bytes
+                    } else if let known = encoded.all[viewer] {
+                        bytes = known
+                        encoded.last = (viewer, known)
+                    } else {
+                        let objects = parsed ?? ParsedChange.evaluables(of: change)
+                        parsed = objects
+                        let access = Access(caller: stream.caller, definition: definition)
+                        bytes = event(for: change, stream, access, objects).map {
+                            EventFormat.event(id: change.sequence, type: $0.type, data: $0.data)
+                        }
+                        encoded.all[viewer] = .some(bytes)
+                        encoded.last = (viewer, bytes)
+                    }
+                }
+                let outcome: EventSendOutcome
+                if let bytes {
+                    let delivered = rounds[index].outcome.delivered
+                    if farewell.delivered != delivered {
+                        farewell = (delivered, EventFormat.farewell(delivered))
+                    }
+                    outcome = stream.sink.send(bytes, farewell: farewell.bytes, unlessBackedUp: writes)
+                    // The loops start writing while the rest of the streams are gone through.
+                    gathered += 1
+                    if gathered % Self.writesPerFlush == 0 { writes.flush() }
+                } else {
+                    outcome = stream.sink.isBackedUp ? .backedUp : .sent
+                }
+                switch outcome {
+                case .backedUp:
                     rounds[index].outcome.backedUp = true
                     rounds[index].takesMore = false
                     if let since = stream.backedUpSince,
                         ContinuousClock.now - since > limits.slowReaderTimeout
                     {
-                        stream.sink.finish(EventFormat.farewell(rounds[index].outcome.delivered))
+                        stream.sink.finish(
+                            EventFormat.farewell(rounds[index].outcome.delivered), after: writes)
                         rounds[index].open = false
                     }
-                    continue
-                }
-                rounds[index].outcome.position = change.sequence
-                if change.operation == .revoke {
-                    guard stream.caller?.tokenId == change.guid else { continue }
-                    stream.sink.finish(Array(": the token was revoked; log in again\n\n".utf8))
+                case .ended:
                     rounds[index].takesMore = false
                     rounds[index].open = false
-                    continue
-                }
-                guard stream.subscriptions.contains(where: { $0.collection == change.collection }) else {
-                    continue
-                }
-                let viewer = rounds[index].viewer
-                let bytes: [UInt8]
-                if let known = encoded[viewer] {
-                    guard let known else { continue }
-                    bytes = known
-                } else {
-                    let objects = parsed ?? ParsedChange.evaluables(of: change)
-                    parsed = objects
-                    let event = event(for: change, stream, rounds[index].access, objects).map {
-                        EventFormat.event(id: change.sequence, type: $0.type, data: $0.data)
+                case .sent:
+                    rounds[index].outcome.position = change.sequence
+                    if bytes != nil { rounds[index].outcome.delivered = change.sequence }
+                    if revoked {
+                        stream.sink.finish(
+                            Array(": the token was revoked; log in again\n\n".utf8), after: writes)
+                        rounds[index].takesMore = false
+                        rounds[index].open = false
                     }
-                    encoded[viewer] = .some(event)
-                    guard let event else { continue }
-                    bytes = event
                 }
-                guard stream.sink.send(bytes, farewell: EventFormat.farewell(rounds[index].outcome.delivered))
-                else {
-                    rounds[index].takesMore = false
-                    rounds[index].open = false
-                    continue
-                }
-                rounds[index].outcome.delivered = change.sequence
             }
         }
         return rounds.filter(\.open).map(\.outcome)
     }
 
+    /// Sends gathered before they are handed to the loops, within a change.
+    static let writesPerFlush = 128
+
     /// What decides a stream's events besides the change: its caller and its subscriptions.
-    static func viewerKey(_ stream: Stream) -> String {
-        let caller = stream.caller.map { caller in
+    static func viewerKey(caller: Principal?, subscriptions: [BoundSubscription]) -> String {
+        let caller = caller.map { caller in
             [caller.userGuid, caller.isAdmin ? "admin" : "", caller.groups.sorted().joined(separator: ",")]
                 .joined(separator: "\u{1E}")
         }
-        return ([caller ?? "anonymous"] + stream.subscriptions.map(\.key)).joined(separator: "\u{1D}")
+        return ([caller ?? "anonymous"] + subscriptions.map(\.key)).joined(separator: "\u{1D}")
     }
 
     /// The event a stream gets for a change: whether its caller saw the object through one of

@@ -3,19 +3,6 @@ import RoostJSON
 import RoostStore
 import Synchronization
 
-/// Where one stream's bytes go: the HTTP layer's streamed response.
-public protocol EventSink: Sendable {
-    /// Queues `bytes`, or `farewell` instead when the client reads too slowly (the stream then
-    /// ends); false when the stream has ended or just did.
-    func send(_ bytes: [UInt8], farewell: [UInt8]) -> Bool
-    /// Sends `bytes` and ends the stream.
-    func finish(_ bytes: [UInt8])
-    /// Runs `handler` once the stream has ended, for whatever reason.
-    func onEnd(_ handler: @escaping @Sendable () -> Void)
-    /// Whether the client is behind on reading: the feed waits before sending it more.
-    var isBackedUp: Bool { get }
-}
-
 /// The bounds on realtime streams.
 public struct EventLimits: Sendable {
     /// Open streams per user (per client address for anonymous callers): 429 `too_many_streams`.
@@ -48,22 +35,6 @@ public struct EventLimits: Sendable {
 /// see, authorised in memory against the object at hand (no query per subscriber per event).
 /// A stream starts at the log's end, or after a position it resumes from.
 public final class ChangeFeed: Sendable {
-    struct Stream: Sendable {
-        let id: Int
-        /// What the per-user limit counts against: the user, or the client address.
-        let owner: String
-        /// Refreshed when the user or a group changes, so rules see current groups and flags.
-        var caller: Principal?
-        let subscriptions: [BoundSubscription]
-        let sink: any EventSink
-        /// Every log entry up to here has been considered for this stream.
-        var position: Int64
-        /// The highest `id:` the client has been sent: where it resumes after a cut.
-        var delivered: Int64
-        /// Since when the client has been too far behind to be sent more.
-        var backedUpSince: ContinuousClock.Instant?
-    }
-
     struct State: Sendable {
         var streams: [Int: Stream] = [:]
         var perOwner: [String: Int] = [:]
@@ -187,7 +158,7 @@ public final class ChangeFeed: Sendable {
             openStreams.add(1, ordering: .relaxed)
             state.streams[state.nextID] = Stream(
                 id: state.nextID, owner: owner, caller: caller, subscriptions: bound, sink: sink,
-                position: position, delivered: position)
+                position: position)
             return state.nextID
         }
         sink.onEnd { [self] in remove(id) }
@@ -215,25 +186,50 @@ public final class ChangeFeed: Sendable {
                 let (streams, trimmedThrough) = state.withLock {
                     (Array($0.streams.values), $0.trimmedThrough)
                 }
-                let ready = streams.filter { !$0.sink.isBackedUp }
-                let lagging = await waitForSlowReaders(streams.filter { $0.sink.isBackedUp })
-                if let from = ready.map(\.position).min(), var batch = await read(after: from) {
+                // Indexes into `streams`: a thousand streams are not copied again.
+                var ready: [Int] = []
+                var backedUp: [Stream] = []
+                ready.reserveCapacity(streams.count)
+                for index in streams.indices {
+                    if streams[index].sink.isBackedUp {
+                        backedUp.append(streams[index])
+                    } else {
+                        ready.append(index)
+                    }
+                }
+                let lagging = await waitForSlowReaders(backedUp)
+                if let from = ready.lazy.map({ streams[$0].position }).min(),
+                    var batch = await read(after: from)
+                {
                     // A change to a user or a group ends the round, so what follows is judged
                     // with the callers' current groups.
                     let membership = Self.firstMembershipChange(in: batch)
+                    let full = isFull(batch)
                     if let membership { batch = Array(batch[...membership]) }
-                    record(deliver(batch, to: ready, trimmedThrough: trimmedThrough))
+                    let outcomes = deliver(batch, to: ready, of: streams, trimmedThrough: trimmedThrough)
+                    record(outcomes)
                     if let index = membership {
                         let change = batch[index]
                         await refreshCallers(
                             of: change.collection == Self.groupCollection ? nil : change.guid)
                     }
-                    continue
+                    // A batch short of the limits was the log's end: the next commit or stream
+                    // wakes the feed, and reading again now would only find nothing.
+                    if full || membership != nil || lagging || outcomes.contains(where: \.backedUp) {
+                        continue
+                    }
+                    break
                 }
                 guard lagging else { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }
         }
+    }
+
+    /// Whether a read may have stopped at one of its limits, short of the log's end.
+    private func isFull(_ batch: [Change]) -> Bool {
+        batch.count >= limits.readBatch
+            || batch.reduce(0) { $0 + ChangeReader.cost(of: $1) } >= limits.readBatchBytes
     }
 
     /// Up to `limit` entries after `position`; nil when there are none (or the read failed).
@@ -276,11 +272,8 @@ public final class ChangeFeed: Sendable {
         let now = ContinuousClock.now
         state.withLock { state in
             for outcome in outcomes {
-                guard var stream = state.streams[outcome.id] else { continue }
-                stream.position = max(stream.position, outcome.position)
-                stream.delivered = max(stream.delivered, outcome.delivered)
-                stream.backedUpSince = outcome.backedUp ? stream.backedUpSince ?? now : nil
-                state.streams[outcome.id] = stream
+                // In place: no copy of the stream in and out of the dictionary.
+                state.streams[outcome.id]?.record(outcome, now: now)
             }
         }
     }
@@ -312,7 +305,7 @@ public final class ChangeFeed: Sendable {
             }
             state.withLock { state in
                 guard var current = state.streams[stream.id] else { return }
-                current.caller = fresh
+                current.viewer = Stream.Viewer(caller: fresh, subscriptions: current.subscriptions)
                 state.streams[stream.id] = current
             }
             // Rights lost through a group (or the admin flag) are not a change to any object the

@@ -150,8 +150,14 @@ public struct ChangeReader {
             document: row.isNull(6) ? nil : row.bytes(6), acl: row.isNull(7) ? nil : row.bytes(7),
             previousDocument: row.isNull(8) ? nil : row.bytes(8),
             previousACL: row.isNull(9) ? nil : row.bytes(9))
-        budget -= (change.document?.count ?? 0) + (change.previousDocument?.count ?? 0) + 64
+        budget -= Self.cost(of: change)
         return change
+    }
+
+    /// What a change counts against the budget: a batch whose changes add up to `maxBytes` may
+    /// have stopped short of the log's end.
+    public static func cost(of change: Change) -> Int {
+        (change.document?.count ?? 0) + (change.previousDocument?.count ?? 0) + 64
     }
 }
 
