@@ -12,7 +12,8 @@ struct EventRoutes: Sendable {
             let resumeAfter = try Self.position(in: request)
             let stream = ResponseStream(bufferLimit: feed.limits.bufferedBytes)
             try await feed.open(
-                subscriptions, caller: principal, client: request.remoteAddress, resumeAfter: resumeAfter,
+                subscriptions, caller: principal, client: clientKey(forAddress: request.remoteAddress),
+                resumeAfter: resumeAfter,
                 sink: StreamSink(stream: stream))
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/event-stream; charset=utf-8")

@@ -327,7 +327,12 @@ public final class ChangeFeed: Sendable {
             if Task.isCancelled { return }
             for stream in state.withLock({ Array($0.streams.values) }) {
                 if let caller = stream.caller, await !tokenIsLive(caller.tokenId) {
-                    stream.sink.finish(Array(": the token expired or was revoked; log in again\n\n".utf8))
+                    // A deactivated user's tokens stop too: say which it was.
+                    let reason =
+                        await refreshCaller(caller) == nil
+                        ? ": the account is no longer active\n\n"
+                        : ": the token expired or was revoked; log in again\n\n"
+                    stream.sink.finish(Array(reason.utf8))
                     continue
                 }
                 let position = stream.position
