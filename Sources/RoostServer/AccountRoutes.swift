@@ -49,7 +49,8 @@ struct AccountRoutes: Sendable {
         do {
             let (identifier, password, device) = try Self.credentials(in: request)
             let (user, token) = try await accounts.login(
-                identifier: identifier, password: password, device: device, address: request.remoteAddress)
+                identifier: identifier, password: password, device: device, address: request.remoteAddress,
+                client: clientKey(forAddress: request.remoteAddress))
             return Response.json(200, Self.loginBody(user: user, token: token))
         } catch let error as RoostError where error.code == "invalid_credentials" && usesBasic {
             var response = Response.json(401, error.jsonBody)
@@ -62,7 +63,8 @@ struct AccountRoutes: Sendable {
     private func createToken(_ request: Request) async throws -> Response {
         let (identifier, password, device) = try Self.credentials(in: request)
         let (_, token) = try await accounts.login(
-            identifier: identifier, password: password, device: device, address: request.remoteAddress)
+            identifier: identifier, password: password, device: device, address: request.remoteAddress,
+            client: clientKey(forAddress: request.remoteAddress))
         var object = Self.describe(token.record, current: nil)
         object["token"] = .string(token.secret)
         var response = Response.json(201, JSONWriter.bytes(.object(object)))
@@ -101,7 +103,8 @@ struct AccountRoutes: Sendable {
         }
         guard let new = body["newPassword"]?.stringValue else { throw RoostError.missingField("newPassword") }
         try await accounts.changePassword(
-            for: principal, current: current, new: new, address: request.remoteAddress)
+            for: principal, current: current, new: new, address: request.remoteAddress,
+            client: clientKey(forAddress: request.remoteAddress))
         return Response.json(200, Array(#"{"changed":true}"#.utf8))
     }
 
