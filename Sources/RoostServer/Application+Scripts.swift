@@ -72,11 +72,11 @@ extension Application {
     static func scriptCallsFactory(
         objects: ObjectService, accounts: AccountService, appAddress: String, logger: Logger
     ) -> ScriptCallsFactory {
-        { caller, rights, name, replaced in
+        { caller, rights, name, replaced, requestID in
             var api = FatFractalScriptAPI(
                 objects: objects, accounts: accounts,
                 rights: FatFractalScriptAPI.rights(rights, caller: caller), activeCaller: caller,
-                appAddress: appAddress, requestID: "-", scriptName: name, logger: logger)
+                appAddress: appAddress, requestID: requestID, scriptName: name, logger: logger)
             api.replacedObject = replaced
             return api
         }
@@ -118,7 +118,8 @@ extension Application {
                 let data = FatFractalWire.wireObject(object, mayEdit: { _, _, _ in true })
                 var context = JSONObject()
                 context["appAddress"] = .string(runner.appAddress)
-                context["eventId"] = .string(AsyncHandlerDispatcher.eventID(of: change))
+                let eventID = AsyncHandlerDispatcher.eventID(of: change)
+                context["eventId"] = .string(eventID)
                 context["event"] = .string(change.operation.rawValue)
                 let invocation = ScriptInvocation(
                     kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context)
@@ -127,7 +128,9 @@ extension Application {
                     calls: runner.makeCalls(
                         actor, handler.rights, handler.name,
                         change.operation == .update
-                            ? change.previousDocument.flatMap(ScriptHandlerRunner.wire) : nil))
+                            ? change.previousDocument.flatMap(ScriptHandlerRunner.wire) : nil,
+                        // No request caused it: its lines carry the event's id instead.
+                        eventID))
             })
     }
 }

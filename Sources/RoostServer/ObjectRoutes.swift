@@ -48,7 +48,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         try Self.refuseUserCreateOrDelete(request)
-        let object = try await service.create(
+        let object = try await service.serving(requestID: request.requestID).create(
             in: request.parameters["collection"]!, body: try Self.bodyObject(request), caller: principal,
             idempotency: key)
         var response = Self.objectResponse(object, status: 201)
@@ -82,7 +82,7 @@ struct ObjectRoutes: Sendable {
     private func replace(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
         -> Response
     {
-        let object = try await service.replace(
+        let object = try await service.serving(requestID: request.requestID).replace(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             body: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
@@ -92,7 +92,7 @@ struct ObjectRoutes: Sendable {
     private func patch(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
         -> Response
     {
-        let object = try await service.patch(
+        let object = try await service.serving(requestID: request.requestID).patch(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             patch: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
@@ -103,7 +103,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         try Self.refuseUserCreateOrDelete(request)
-        try await service.delete(
+        try await service.serving(requestID: request.requestID).delete(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)

@@ -6,10 +6,13 @@ import RoostStore
 
 /// Makes the `ff` API host a handler's data calls go through: with the rights of `caller` (or of
 /// the system, as the handler declares); `name` is the handler's, for its log lines; `replaced`
-/// is the object an update replaced, in the wire shape (`ff.getUpdateEventHandlerData()`'s `old`).
+/// is the object an update replaced, in the wire shape (`ff.getUpdateEventHandlerData()`'s `old`);
+/// `requestID` is what the script's log lines carry (the request's, or an ASYNC run's event id).
 typealias ScriptCallsFactory =
-    @Sendable (_ caller: Principal?, _ rights: ScriptRights, _ name: String, _ replaced: JSONValue?) ->
-    any ScriptCallHandling
+    @Sendable (
+        _ caller: Principal?, _ rights: ScriptRights, _ name: String, _ replaced: JSONValue?,
+        _ requestID: String
+    ) -> any ScriptCallHandling
 
 /// Runs the app's PRE and POST handlers around object writes (the object service asks it; see
 /// ``ObjectWriteHooks``). Each handler sees the object in FatFractal's wire shape, as
@@ -33,14 +36,16 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
     }
 
     func beforeWrite(
-        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
+        requestID: String?
     ) async throws -> JSONObject? {
         let handlers = definitions.definition.scripts.handlers(for: event, in: object.collection, phase: .pre)
         guard case .object(let document) = try JSONParser.parse(object.document) else { return nil }
         var data = FatFractalWire.wireObject(document, mayEdit: { _, _, _ in true })
         for handler in handlers {
             let outcome = try await run(
-                handler, event: event, data: data, object: object, previous: previous, caller: caller)
+                handler, event: event, data: data, object: object, previous: previous, caller: caller,
+                requestID: requestID)
             if case .object? = outcome.eventData { data = outcome.eventData! }
         }
         guard case .object(let changed) = data, event != .delete else { return nil }
@@ -53,7 +58,8 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
     }
 
     func afterWrite(
-        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
+        requestID: String?
     ) async {
         let handlers = definitions.definition.scripts.handlers(
             for: event, in: object.collection, phase: .post)
@@ -62,22 +68,24 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         for handler in handlers {
             do {
                 _ = try await run(
-                    handler, event: event, data: data, object: object, previous: previous, caller: caller)
+                    handler, event: event, data: data, object: object, previous: previous, caller: caller,
+                    requestID: requestID)
             } catch {
                 // The write is committed: a POST handler's failure is the server's to report, not the client's.
                 logger.error(
-                    "POST handler '\(handler.name)' failed on \(event.rawValue) of \(object.collection)/\(object.guid): \(error)"
-                )
+                    "POST handler '\(handler.name)' failed on \(event.rawValue) of \(object.collection)/\(object.guid): \(error)",
+                    requestID: requestID)
             }
         }
     }
 
     private func run(
         _ handler: ScriptHandler, event: ScriptHandler.Event, data: JSONValue, object: StoredObject,
-        previous: StoredObject?, caller: Principal?
+        previous: StoredObject?, caller: Principal?, requestID: String?
     ) async throws -> ScriptOutcome {
         var context = JSONObject()
         context["appAddress"] = .string(appAddress)
+        if let requestID { context["requestId"] = .string(requestID) }
         context["eventId"] = .string(
             "\(event.rawValue):\(object.collection)/\(object.guid)/\(object.version)")
         context["event"] = .string(event.rawValue)
@@ -88,7 +96,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         invocation.owner = caller.map { "user " + $0.userGuid } ?? ""
         let replaced = event == .update ? previous.flatMap { Self.wire($0.document) } : nil
         return try await runtime.invoke(
-            invocation, calls: makeCalls(caller, handler.rights, handler.name, replaced))
+            invocation, calls: makeCalls(caller, handler.rights, handler.name, replaced, requestID ?? "-"))
     }
 
     /// A stored document in FatFractal's wire shape, as handlers see objects.

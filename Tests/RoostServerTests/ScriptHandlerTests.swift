@@ -19,6 +19,11 @@ import Testing
             post.checkedBy = 'shout';
         };
         exports.breaks = function () { return null.field; };
+        exports.logs = function () {
+            var post = ff.getEventHandlerData();
+            print('handler saw ' + post.title);
+            ff.logger.info('handler saw ' + post.title + ' too');
+        };
         exports.recordChange = function () {
             var change = ff.getUpdateEventHandlerData();
             ff.createObjAtUri({before: change.old.title, after: change['new'].title,
@@ -80,6 +85,35 @@ import Testing
         let read = try await server.client.send("GET", "/ff/resources/Post/\(guid)")
         #expect(read.json["title"] as? String == "AGAIN")
         #expect(read.json["version"] as? Int == 2)
+        await server.stop()
+    }
+
+    @Test("print and ff.logger in PRE and POST handlers log with the id of the request that caused the event")
+    func handlerLogsCarryTheRequestId() async throws {
+        let log = LogCapture()
+        var definition = openRules
+        definition.scripts.modules = ["scripts/hooks": Self.hooks]
+        definition.scripts.handlers = [
+            handler("LogsBefore", .pre, "logs"), handler("LogsAfter", .post, "logs"),
+            handler("LogsUpdate", .post, "logs", on: .update),
+        ]
+        let server = try await TestServer { configuration in
+            configuration.appDefinition = definition
+            configuration.logSink = { log.append($0) }
+        }
+        let created = try await server.client.send("POST", "/ff/resources/Post", json: #"{"title":"traced"}"#)
+        #expect(created.status == 201)
+        let id = try #require(created.header("X-Request-Id"))
+        let guid = try #require(created.json["guid"] as? String)
+        let updated = try await server.client.send(
+            "PUT", "/ff/resources/Post/\(guid)", json: #"{"title":"retraced"}"#)
+        let updateID = try #require(updated.header("X-Request-Id"))
+        func lines(_ id: String, _ text: String) -> [Substring] {
+            log.text.split(separator: "\n").filter { $0.contains(" \(id) ") && $0.contains(text) }
+        }
+        #expect(lines(id, "handler saw traced").count == 4, "\(log.text)")
+        #expect(lines(id, "script=LogsBefore").count == 2)
+        #expect(lines(updateID, "handler saw retraced").count == 2, "\(log.text)")
         await server.stop()
     }
 

@@ -11,12 +11,14 @@ public protocol ObjectWriteHooks: Sendable {
     /// handlers left them (metadata and blob members are ignored), or nil to keep them.
     /// `previous` is the object an update replaces.
     func beforeWrite(
-        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
+        requestID: String?
     ) async throws -> JSONObject?
     /// POST handlers, after the write committed and before the client's answer. A failure is
     /// theirs to log: the write stands. `previous` is the object an update replaced.
     func afterWrite(
-        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?
+        _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
+        requestID: String?
     ) async
 }
 
@@ -29,6 +31,14 @@ extension ObjectService {
         return copy
     }
 
+    /// The same service, writing for the request with this id: the handlers its writes run log
+    /// with the id, so a script's lines join the request's.
+    public func serving(requestID: String) -> ObjectService {
+        var copy = self
+        copy.requestID = requestID
+        return copy
+    }
+
     /// `object` as PRE handlers leave it: their field changes, with the metadata, the access list
     /// and the blob members as they were.
     func applyingPreHandlers(
@@ -38,7 +48,7 @@ extension ObjectService {
         guard let hooks, hooks.runs(.pre, on: event, in: object.collection) else { return object }
         guard
             let changed = try await hooks.beforeWrite(
-                event, object: object, previous: previous, caller: caller),
+                event, object: object, previous: previous, caller: caller, requestID: requestID),
             event != .delete
         else { return object }
         let (fields, _) = try Self.split(object.document)
@@ -62,6 +72,7 @@ extension ObjectService {
         caller: Principal?
     ) async {
         guard let hooks, hooks.runs(.post, on: event, in: object.collection) else { return }
-        await hooks.afterWrite(event, object: object, previous: previous, caller: caller)
+        await hooks.afterWrite(
+            event, object: object, previous: previous, caller: caller, requestID: requestID)
     }
 }
