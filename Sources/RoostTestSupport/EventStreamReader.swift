@@ -26,6 +26,8 @@ public final class EventStreamReader: @unchecked Sendable {
     public private(set) var comments: [String] = []
     /// The last `id:` received, as an EventSource keeps it.
     public private(set) var lastEventID: String?
+    /// Every `id:` received (with an event or alone), in order.
+    public private(set) var receivedIDs: [String] = []
     private var unread: [UInt8] = []
     private var events: [ServerSentEvent] = []
     private var fields = (id: String?.none, type: "", data: [String]())
@@ -117,7 +119,10 @@ public final class EventStreamReader: @unchecked Sendable {
 
     private func parse(_ line: String) {
         if line.isEmpty {
-            if let id = fields.id { lastEventID = id }
+            if let id = fields.id {
+                lastEventID = id
+                receivedIDs.append(id)
+            }
             if !fields.data.isEmpty {
                 events.append(
                     ServerSentEvent(

@@ -149,6 +149,23 @@ struct EventLimitsTests {
         #expect(try await reader.waitForLastEventID("1"))
         await server.stop()
     }
+
+    @Test("heartbeats never move a stream's id back behind an event it was already sent")
+    func heartbeatsKeepIdsInOrder() async throws {
+        let server = try await makeEventServer { $0.heartbeat = .milliseconds(1) }
+        let reader = try await subscribe(server, "collection=Post")
+        let writes = 400
+        for _ in 0..<writes {
+            #expect(try await server.client.send("POST", "/ff/resources/Post", json: "{}").status == 201)
+        }
+        #expect(try await reader.waitForLastEventID("\(writes)"))
+        let ids = reader.receivedIDs.compactMap { Int64($0) }
+        #expect(ids.count == reader.receivedIDs.count)
+        // An id lower than one before it would make an EventSource resume from there: duplicates.
+        let backwards = zip(ids, ids.dropFirst()).filter { $0.1 < $0.0 }
+        #expect(backwards.isEmpty, "ids went back: \(backwards.prefix(5))")
+        await server.stop()
+    }
 }
 
 @Suite("Realtime events: membership and HEAD")

@@ -55,6 +55,9 @@ public final class ChangeFeed: Sendable {
     let state = Mutex(State())
     /// Open streams, readable without the lock: the writer's commit hook wakes nobody without one.
     private let openStreams = Atomic<Int>(0)
+    /// Set by the heartbeat task; the fan-out sends the heartbeats between its rounds, so a
+    /// heartbeat's id is never older than an event already sent (the client would resume from it).
+    private let heartbeatDue = Atomic<Bool>(false)
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -183,6 +186,7 @@ public final class ChangeFeed: Sendable {
     private func fanOut() async {
         for await _ in wakes {
             while !Task.isCancelled {
+                if heartbeatDue.exchange(false, ordering: .relaxed) { sendHeartbeats() }
                 let (streams, trimmedThrough) = state.withLock {
                     (Array($0.streams.values), $0.trimmedThrough)
                 }
@@ -319,8 +323,8 @@ public final class ChangeFeed: Sendable {
         }
     }
 
-    /// Every heartbeat: a comment carrying the stream's position (an `id:` without data moves an
-    /// EventSource's last event id without an event), and streams whose token expired end.
+    /// Every heartbeat: streams whose token expired end, and the fan-out is asked to send the
+    /// others their heartbeat (see ``sendHeartbeats()``).
     private func heartbeats() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: limits.heartbeat)
@@ -333,17 +337,32 @@ public final class ChangeFeed: Sendable {
                         ? ": the account is no longer active\n\n"
                         : ": the token expired or was revoked; log in again\n\n"
                     stream.sink.finish(Array(reason.utf8))
-                    continue
                 }
-                let position = stream.position
-                let bytes = Array(": heartbeat\nid: \(position)\n\n".utf8)
-                if stream.sink.send(bytes, farewell: EventFormat.farewell(stream.delivered)) {
-                    state.withLock { state in
-                        guard var current = state.streams[stream.id] else { return }
-                        current.delivered = max(position, current.delivered)
-                        state.streams[stream.id] = current
-                    }
-                }
+            }
+            heartbeatDue.store(true, ordering: .relaxed)
+            wake.yield()
+        }
+    }
+
+    /// A comment carrying each stream's position (an `id:` without data moves an EventSource's
+    /// last event id without an event). Only the fan-out calls it, between rounds: what the
+    /// position covers has been sent, and nothing newer can be sent before it.
+    private func sendHeartbeats() {
+        let streams = state.withLock { Array($0.streams.values) }
+        let writes = EventBatch()
+        var sent: [(id: Int, position: Int64)] = []
+        for stream in streams {
+            let bytes = Array(": heartbeat\nid: \(stream.position)\n\n".utf8)
+            // A backed-up client has events waiting: it needs no heartbeat.
+            let outcome = stream.sink.send(
+                bytes, farewell: EventFormat.farewell(stream.delivered), unlessBackedUp: writes)
+            if outcome == .sent { sent.append((stream.id, stream.position)) }
+        }
+        writes.flush()
+        state.withLock { state in
+            for (id, position) in sent {
+                guard let delivered = state.streams[id]?.delivered else { continue }
+                state.streams[id]?.delivered = max(position, delivered)
             }
         }
     }
