@@ -44,37 +44,61 @@ public final class PostgresChangeLog: ChangeLog {
                     previous_document text,
                     previous_acl text
                 );
-                CREATE FUNCTION roost_log_change() RETURNS trigger LANGUAGE plpgsql AS $roost$
-                DECLARE
-                    next bigint;
-                    now_ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-                BEGIN
-                    UPDATE change_counter SET seq = seq + 1 WHERE id = 1 RETURNING seq INTO next;
-                    IF TG_TABLE_NAME = 'tokens' THEN
-                        INSERT INTO changes (seq, collection, guid, operation, version, at)
-                        VALUES (next, '', OLD.id, 'revoke', 0, now_ms);
-                    ELSIF TG_OP = 'INSERT' THEN
-                        INSERT INTO changes (seq, collection, guid, operation, version, at, document, acl)
-                        VALUES (next, NEW.collection, NEW.guid, 'create', NEW.version, now_ms, NEW.document, NEW.acl);
-                    ELSIF TG_OP = 'UPDATE' THEN
-                        INSERT INTO changes (seq, collection, guid, operation, version, at, document, acl,
-                            previous_document, previous_acl)
-                        VALUES (next, NEW.collection, NEW.guid, 'update', NEW.version, now_ms, NEW.document, NEW.acl,
-                            OLD.document, OLD.acl);
-                    ELSE
-                        INSERT INTO changes (seq, collection, guid, operation, version, at, previous_document, previous_acl)
-                        VALUES (next, OLD.collection, OLD.guid, 'delete', OLD.version, now_ms, OLD.document, OLD.acl);
-                    END IF;
-                    PERFORM pg_notify('roost_changes', '');
-                    RETURN NULL;
-                END
-                $roost$;
+                \(logChangeFunction(recordingDeleter: false))
                 CREATE CONSTRAINT TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
                 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
                 CREATE CONSTRAINT TRIGGER change_log_tokens AFTER DELETE ON tokens
                 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                """)
+                """),
+        Migration(
+            version: 51, name: "who deleted an object, in its change",
+            sql: """
+                ALTER TABLE changes ADD COLUMN actor text;
+                \(logChangeFunction(recordingDeleter: true))
+                """),
     ]
+
+    /// The trigger function that appends a write's entry; from migration 51 a delete's entry
+    /// records who deleted the object, which the store sets for its transaction (`roost.actor`).
+    static func logChangeFunction(recordingDeleter: Bool) -> String {
+        let deleteEntry =
+            recordingDeleter
+            ? """
+            INSERT INTO changes (seq, collection, guid, operation, version, at, previous_document, previous_acl, actor)
+                VALUES (next, OLD.collection, OLD.guid, 'delete', OLD.version, now_ms, OLD.document, OLD.acl,
+                    NULLIF(current_setting('roost.actor', true), ''));
+            """
+            : """
+            INSERT INTO changes (seq, collection, guid, operation, version, at, previous_document, previous_acl)
+                VALUES (next, OLD.collection, OLD.guid, 'delete', OLD.version, now_ms, OLD.document, OLD.acl);
+            """
+        return """
+            CREATE OR REPLACE FUNCTION roost_log_change() RETURNS trigger LANGUAGE plpgsql AS $roost$
+            DECLARE
+                next bigint;
+                now_ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+            BEGIN
+                UPDATE change_counter SET seq = seq + 1 WHERE id = 1 RETURNING seq INTO next;
+                IF TG_TABLE_NAME = 'tokens' THEN
+                    INSERT INTO changes (seq, collection, guid, operation, version, at)
+                    VALUES (next, '', OLD.id, 'revoke', 0, now_ms);
+                ELSIF TG_OP = 'INSERT' THEN
+                    INSERT INTO changes (seq, collection, guid, operation, version, at, document, acl)
+                    VALUES (next, NEW.collection, NEW.guid, 'create', NEW.version, now_ms, NEW.document, NEW.acl);
+                ELSIF TG_OP = 'UPDATE' THEN
+                    INSERT INTO changes (seq, collection, guid, operation, version, at, document, acl,
+                        previous_document, previous_acl)
+                    VALUES (next, NEW.collection, NEW.guid, 'update', NEW.version, now_ms, NEW.document, NEW.acl,
+                        OLD.document, OLD.acl);
+                ELSE
+            \(deleteEntry)
+                END IF;
+                PERFORM pg_notify('roost_changes', '');
+                RETURN NULL;
+            END
+            $roost$;
+            """
+    }
 
     /// `listener` announces commits of every instance; without one, observers are never called.
     public init(database: PostgresDatabase, listener: PostgresListener?) {

@@ -107,11 +107,16 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
     }
 
     public func delete(
-        in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?
+        in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?,
+        by actor: String?
     )
         async throws
     {
         try await database.write { connection in
+            if let actor {
+                // The change-log trigger runs at COMMIT and reads it from there; local to this transaction.
+                _ = try connection.first("SELECT set_config('roost.actor', \(actor), true)") { _ in true }
+            }
             let changed = try connection.run(
                 """
                 DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)

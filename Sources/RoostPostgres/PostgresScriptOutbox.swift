@@ -16,6 +16,8 @@ public final class PostgresScriptOutbox: ScriptOutboxStore {
             version: 70, name: "script outbox",
             sql: ScriptOutboxSQL.schema(start: "(SELECT seq FROM change_counter WHERE id = 1)")),
         Migration(version: 71, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
+        Migration(
+            version: 72, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
     ]
 
     public init(database: PostgresDatabase) {

@@ -85,9 +85,8 @@ extension Application {
 
 extension Application {
     /// ASYNC handlers, run from the change log by ``AsyncHandlerDispatcher``. Their data calls
-    /// carry the rights of the user who made the change (its `updatedBy`); the change log does not
-    /// record who deleted an object, so a delete's handler runs as an anonymous caller unless it
-    /// is declared `"runAs": "system"`.
+    /// carry the rights of the user who made the change: its `updatedBy`, or for a delete the
+    /// deleter the log recorded (anonymous when none did, as for an administrator's command).
     static func makeAsyncHandlers(
         _ configuration: ServerConfiguration, storage: any Storage, runtime: ScriptRuntime,
         definitions: AppDefinitionSource, accounts: AccountService, runner: ScriptHandlerRunner,
@@ -110,7 +109,7 @@ extension Application {
                     case .object(let object) = try JSONParser.parse(document)
                 else { return }
                 var actor: Principal?
-                if !deleted, let guid = object["updatedBy"]?.stringValue,
+                if let guid = deleted ? change.deletedBy : object["updatedBy"]?.stringValue,
                     guid != FatFractalScriptAPI.systemPrincipal.userGuid
                 {
                     actor = await accounts.refreshed(Principal(userGuid: guid, tokenId: "async-handler"))

@@ -150,9 +150,12 @@ public protocol ObjectStore: Sendable {
     func update(_ next: StoredObject, expectedVersion: Int64, marking key: IdempotencyMark?) async throws
 
     /// Deletes an object if it is still at `expectedVersion`; throws like
-    /// ``update(_:expectedVersion:marking:)``.
-    func delete(in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?)
-        async throws
+    /// ``update(_:expectedVersion:marking:)``. `actor`, the user deleting it, is recorded in the
+    /// delete's change-log entry (ASYNC handlers run with that user's rights).
+    func delete(
+        in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?,
+        by actor: String?
+    ) async throws
 
     /// Marks a stored blob as about to be referenced by an upload that reuses its bytes, so that
     /// collection keeps it until the upload's write commits (claims younger than collection's
@@ -189,7 +192,7 @@ extension ObjectStore {
 
     /// Deletes an object for a write without an `Idempotency-Key`.
     public func delete(in collection: String, guid: String, expectedVersion: Int64) async throws {
-        try await delete(in: collection, guid: guid, expectedVersion: expectedVersion, marking: nil)
+        try await delete(in: collection, guid: guid, expectedVersion: expectedVersion, marking: nil, by: nil)
     }
 
     /// The documents of these objects that exist, by guid.

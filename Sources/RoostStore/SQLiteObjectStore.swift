@@ -156,7 +156,8 @@ public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenc
     }
 
     public func delete(
-        in collection: String, guid: String, expectedVersion: Int64, marking mark: IdempotencyMark?
+        in collection: String, guid: String, expectedVersion: Int64, marking mark: IdempotencyMark?,
+        by actor: String?
     ) async throws {
         try await database.write { connection in
             let changed = try connection.run(
@@ -165,6 +166,11 @@ public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenc
                 AND version = \(expectedVersion)
                 """)
             guard changed == 1 else { throw try Self.missedWrite(collection, guid, on: connection) }
+            if let actor {
+                // The trigger's entry is the newest: this transaction holds the only writer.
+                try connection.run(
+                    "UPDATE changes SET actor = \(actor) WHERE seq = (SELECT max(seq) FROM changes)")
+            }
             try SQLiteIdempotencyStore.markRun(mark, on: connection)
             try DerivedRows.remove(collection: collection, guid: guid, on: connection)
         }

@@ -19,6 +19,12 @@ import Testing
             post.checkedBy = 'shout';
         };
         exports.breaks = function () { return null.field; };
+        exports.mourn = function () {
+            var gone = ff.getEventHandlerData();
+            var me = ff.getActiveUser();
+            ff.createObjAtUri({guid: 't-' + gone.guid, left: ff.getArrayFromUri('/Diary').length,
+                               by: me ? me.userName : null}, '/Tombstone');
+        };
         exports.logs = function () {
             var post = ff.getEventHandlerData();
             print('handler saw ' + post.title);
@@ -114,6 +120,45 @@ import Testing
         #expect(lines(id, "handler saw traced").count == 4, "\(log.text)")
         #expect(lines(id, "script=LogsBefore").count == 2)
         #expect(lines(updateID, "handler saw retraced").count == 2, "\(log.text)")
+        await server.stop()
+    }
+
+    @Test("an ASYNC delete handler's data calls carry the rights of the user who deleted the object")
+    func asyncDeleteRunsAsTheDeleter() async throws {
+        var definition = try AppDefinition.parse(
+            Array(
+                #"""
+                {"collections": {"Diary": {"rules": {"read": "createdBy eq @user.guid"}},
+                                 "Tombstone": {"rules": {"create": "public"}}}}
+                """#.utf8))
+        definition.scripts.modules = ["scripts/hooks": Self.hooks]
+        definition.scripts.handlers = [
+            ScriptHandler(
+                name: "Mourn", collection: "Diary", events: [.delete], phase: .async,
+                entry: ScriptEntry(module: "scripts/hooks", function: "mourn"))
+        ]
+        let server = try await TestServer { configuration in
+            configuration.appDefinition = definition
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+        }
+        _ = try await server.client.register("dana")
+        let dana = [("X-Token", try await server.client.login("dana"))]
+        var guids: [String] = []
+        for _ in 0..<2 {
+            let diary = try await server.client.send("POST", "/ff/resources/Diary", json: "{}", headers: dana)
+            guids.append(try #require(diary.json["guid"] as? String))
+        }
+        let deleted = try await server.client.send("DELETE", "/ff/resources/Diary/\(guids[0])", headers: dana)
+        #expect(deleted.status == 204)
+        // As dana, the handler sees her other diary (an anonymous caller would see none) and her.
+        var tombstone: TestResponse?
+        #expect(
+            await eventually {
+                tombstone = try? await server.client.send("GET", "/ff/resources/Tombstone/t-\(guids[0])")
+                return tombstone?.status == 200
+            })
+        #expect(tombstone?.json["left"] as? Int == 1, "\(tombstone?.text ?? "")")
+        #expect(tombstone?.json["by"] as? String == "dana")
         await server.stop()
     }
 

@@ -45,11 +45,13 @@ final class RacingStore: ObjectStore {
     func object(in collection: String, guid: String) async throws -> StoredObject? {
         try await base.object(in: collection, guid: guid)
     }
-    func delete(in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?)
-        async throws
-    {
+    func delete(
+        in collection: String, guid: String, expectedVersion: Int64, marking key: IdempotencyMark?,
+        by actor: String?
+    ) async throws {
         try await compete(collection, guid)
-        try await base.delete(in: collection, guid: guid, expectedVersion: expectedVersion, marking: key)
+        try await base.delete(
+            in: collection, guid: guid, expectedVersion: expectedVersion, marking: key, by: actor)
     }
     func claimBlob(_ sha256: String, at now: Int64) async throws { try await base.claimBlob(sha256, at: now) }
     func objects(in collection: String, guids: [String], restriction: QueryExpression?) async throws

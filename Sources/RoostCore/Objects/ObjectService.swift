@@ -157,7 +157,8 @@ public struct ObjectService: Sendable {
             try Self.check(ifMatch: ifMatch, version: current.version)
             _ = try await applyingPreHandlers(.delete, to: current, caller: caller)
             try await store.delete(
-                in: collection, guid: guid, expectedVersion: current.version, marking: idempotency)
+                in: collection, guid: guid, expectedVersion: current.version, marking: idempotency,
+                by: caller?.userGuid)
             return current
         }
         await runPostHandlers(.delete, deleted, caller: caller)

@@ -26,12 +26,16 @@ public struct Change: Sendable, Equatable {
     /// matched a query then, decide `leave` and who hears of a delete.
     public var previousDocument: [UInt8]?
     public var previousACL: [UInt8]?
+    /// Who deleted the object (a create's or update's author is the document's `updatedBy`);
+    /// nil when no user did (an administrator's command, a cascade) or not recorded.
+    public var deletedBy: String?
 
     public init(
         sequence: Int64, collection: String, guid: String, operation: Operation, version: Int64, at: Int64,
         document: [UInt8]? = nil, acl: [UInt8]? = nil, previousDocument: [UInt8]? = nil,
-        previousACL: [UInt8]? = nil
+        previousACL: [UInt8]? = nil, deletedBy: String? = nil
     ) {
+        self.deletedBy = deletedBy
         self.sequence = sequence
         self.collection = collection
         self.guid = guid
@@ -131,7 +135,9 @@ extension Row: DatabaseRow {
 public struct ChangeReader {
     /// The columns a read selects, in the order ``take(_:)`` reads them.
     public static let columns =
-        "seq, collection, guid, operation, version, at, document, acl, previous_document, previous_acl"
+        "seq, collection, guid, operation, version, at, document, acl, previous_document, previous_acl, actor"
+    /// How many columns ``columns`` names: a query selecting more reads them from here on.
+    public static let columnCount = 11
 
     private var budget: Int
 
@@ -149,7 +155,7 @@ public struct ChangeReader {
             version: row.integer(4), at: row.integer(5),
             document: row.isNull(6) ? nil : row.bytes(6), acl: row.isNull(7) ? nil : row.bytes(7),
             previousDocument: row.isNull(8) ? nil : row.bytes(8),
-            previousACL: row.isNull(9) ? nil : row.bytes(9))
+            previousACL: row.isNull(9) ? nil : row.bytes(9), deletedBy: row.text(10))
         budget -= Self.cost(of: change)
         return change
     }

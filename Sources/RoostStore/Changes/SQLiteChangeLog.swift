@@ -39,7 +39,10 @@ public final class SQLiteChangeLog: ChangeLog {
                 CREATE TRIGGER tokens_log_revoke AFTER DELETE ON tokens BEGIN
                 INSERT INTO changes (collection, guid, operation, version, at)
                 VALUES ('', old.id, 'revoke', 0, \(now)); END;
-                """)
+                """),
+        Migration(
+            version: 27, name: "who deleted an object, in its change",
+            sql: "ALTER TABLE changes ADD COLUMN actor TEXT"),
     ]
 
     public init(database: SQLiteDatabase) {

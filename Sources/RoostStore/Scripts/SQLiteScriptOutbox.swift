@@ -10,6 +10,8 @@ public final class SQLiteScriptOutbox: ScriptOutboxStore {
             version: 25, name: "script outbox",
             sql: ScriptOutboxSQL.schema(start: "coalesce((SELECT max(seq) FROM changes), 0)")),
         Migration(version: 26, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
+        Migration(
+            version: 28, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
     ]
 
     public init(database: SQLiteDatabase) {

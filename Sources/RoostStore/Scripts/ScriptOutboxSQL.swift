@@ -62,6 +62,9 @@ public struct ScriptOutboxSQL: Sendable {
     public static let givenUpIndex =
         "CREATE INDEX script_failures_by_state_seq ON script_failures (state, seq)"
 
+    /// A failed run keeps its change whole, with who deleted the object (``Change/deletedBy``).
+    public static let deleterColumn = "ALTER TABLE script_failures ADD COLUMN actor TEXT"
+
     private static let failureColumns =
         ChangeReader.columns + ", handler, attempts, error, next_attempt, trimmed"
 
@@ -237,9 +240,11 @@ public struct ScriptOutboxSQL: Sendable {
     private static func failedRun(_ row: some DatabaseRow) -> FailedRun {
         var reader = ChangeReader(maxBytes: .max)
         let change = reader.take(row)!
+        let next = ChangeReader.columnCount
         return FailedRun(
-            change: change, handler: row.text(10) ?? "", attempts: Int(row.integer(11)),
-            error: row.text(12) ?? "",
-            nextAttempt: row.isNull(13) ? nil : row.integer(13), trimmed: row.integer(14) != 0)
+            change: change, handler: row.text(next) ?? "", attempts: Int(row.integer(next + 1)),
+            error: row.text(next + 2) ?? "",
+            nextAttempt: row.isNull(next + 3) ? nil : row.integer(next + 3),
+            trimmed: row.integer(next + 4) != 0)
     }
 }
