@@ -49,7 +49,8 @@ extension Application {
             ?? ""
         let address = "\(scheme)://\(configuration.host):\(configuration.port)\(prefix)"
         return ScriptHandlerRunner(
-            runtime: runtime, definitions: definitions, objects: objects, accounts: accounts,
+            invoke: { try await runtime.invoke($0, calls: $1) }, definitions: definitions, objects: objects,
+            accounts: accounts,
             makeCalls: scriptCallsFactory(
                 objects: objects, accounts: accounts, appAddress: address, logger: logger),
             appAddress: address, logger: logger)

@@ -35,6 +35,11 @@ struct ObjectRoutes: Sendable {
         }
     }
 
+    /// Who a write is for, as handlers see it.
+    static func origin(of request: Request) -> WriteOrigin {
+        WriteOrigin(requestID: request.requestID, client: clientKey(forAddress: request.remoteAddress))
+    }
+
     /// Users are created and deleted through the account endpoints, which keep names and emails
     /// unique; their profiles change here, under the FFUser rules.
     private static func refuseUserCreateOrDelete(_ request: Request) throws {
@@ -48,7 +53,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         try Self.refuseUserCreateOrDelete(request)
-        let object = try await service.serving(requestID: request.requestID).create(
+        let object = try await service.serving(Self.origin(of: request)).create(
             in: request.parameters["collection"]!, body: try Self.bodyObject(request), caller: principal,
             idempotency: key)
         var response = Self.objectResponse(object, status: 201)
@@ -82,7 +87,7 @@ struct ObjectRoutes: Sendable {
     private func replace(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
         -> Response
     {
-        let object = try await service.serving(requestID: request.requestID).replace(
+        let object = try await service.serving(Self.origin(of: request)).replace(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             body: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
@@ -92,7 +97,7 @@ struct ObjectRoutes: Sendable {
     private func patch(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws
         -> Response
     {
-        let object = try await service.serving(requestID: request.requestID).patch(
+        let object = try await service.serving(Self.origin(of: request)).patch(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             patch: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
@@ -103,7 +108,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         try Self.refuseUserCreateOrDelete(request)
-        try await service.serving(requestID: request.requestID).delete(
+        try await service.serving(Self.origin(of: request)).delete(
             in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)

@@ -18,7 +18,8 @@ typealias ScriptCallsFactory =
 /// ``ObjectWriteHooks``). Each handler sees the object in FatFractal's wire shape, as
 /// `ff.getEventHandlerData()` and as the `FF_EVENT_DATA_JSON` text.
 struct ScriptHandlerRunner: ObjectWriteHooks {
-    let runtime: ScriptRuntime
+    /// Runs an invocation in the script pool (``ScriptRuntime/invoke(_:calls:)``).
+    let invoke: @Sendable (ScriptInvocation, any ScriptCallHandling) async throws -> ScriptOutcome
     let definitions: AppDefinitionSource
     /// Reads the caller's FFUser for `ff.getActiveUser()`; its writes run no handler.
     let objects: ObjectService
@@ -37,7 +38,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
 
     func beforeWrite(
         _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
-        requestID: String?
+        origin: WriteOrigin?
     ) async throws -> JSONObject? {
         let handlers = definitions.definition.scripts.handlers(for: event, in: object.collection, phase: .pre)
         guard case .object(let document) = try JSONParser.parse(object.document) else { return nil }
@@ -45,7 +46,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         for handler in handlers {
             let outcome = try await run(
                 handler, event: event, data: data, object: object, previous: previous, caller: caller,
-                requestID: requestID)
+                origin: origin)
             if case .object? = outcome.eventData { data = outcome.eventData! }
         }
         guard case .object(let changed) = data, event != .delete else { return nil }
@@ -59,7 +60,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
 
     func afterWrite(
         _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
-        requestID: String?
+        origin: WriteOrigin?
     ) async {
         let handlers = definitions.definition.scripts.handlers(
             for: event, in: object.collection, phase: .post)
@@ -69,23 +70,23 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             do {
                 _ = try await run(
                     handler, event: event, data: data, object: object, previous: previous, caller: caller,
-                    requestID: requestID)
+                    origin: origin)
             } catch {
                 // The write is committed: a POST handler's failure is the server's to report, not the client's.
                 logger.error(
                     "POST handler '\(handler.name)' failed on \(event.rawValue) of \(object.collection)/\(object.guid): \(error)",
-                    requestID: requestID)
+                    requestID: origin?.requestID)
             }
         }
     }
 
     private func run(
         _ handler: ScriptHandler, event: ScriptHandler.Event, data: JSONValue, object: StoredObject,
-        previous: StoredObject?, caller: Principal?, requestID: String?
+        previous: StoredObject?, caller: Principal?, origin: WriteOrigin?
     ) async throws -> ScriptOutcome {
         var context = JSONObject()
         context["appAddress"] = .string(appAddress)
-        if let requestID { context["requestId"] = .string(requestID) }
+        if let origin { context["requestId"] = .string(origin.requestID) }
         context["eventId"] = .string(
             "\(event.rawValue):\(object.collection)/\(object.guid)/\(object.version)")
         context["event"] = .string(event.rawValue)
@@ -93,10 +94,10 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context,
             returnsEventData: handler.phase == .pre)
         // Each user's handlers take turns with everyone else's in the pool.
-        invocation.owner = caller.map { "user " + $0.userGuid } ?? ""
+        invocation.owner = caller.map { "user " + $0.userGuid } ?? origin.map { "address " + $0.client } ?? ""
         let replaced = event == .update ? previous.flatMap { Self.wire($0.document) } : nil
-        return try await runtime.invoke(
-            invocation, calls: makeCalls(caller, handler.rights, handler.name, replaced, requestID ?? "-"))
+        return try await invoke(
+            invocation, makeCalls(caller, handler.rights, handler.name, replaced, origin?.requestID ?? "-"))
     }
 
     /// A stored document in FatFractal's wire shape, as handlers see objects.

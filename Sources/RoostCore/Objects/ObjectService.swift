@@ -20,8 +20,8 @@ public struct ObjectService: Sendable {
     let writeLocks = ObjectWriteLocks()
     /// The app's PRE and POST handlers; nil runs none (see ``withoutHooks()``).
     public var hooks: (any ObjectWriteHooks)?
-    /// The request this service writes for (see ``serving(requestID:)``): handlers log with it.
-    public internal(set) var requestID: String?
+    /// The request this service writes for (see ``serving(_:)``).
+    public internal(set) var origin: WriteOrigin?
 
     public init(
         store: any ObjectStore, clock: any Clock = SystemClock(),

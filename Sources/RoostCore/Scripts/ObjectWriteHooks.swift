@@ -12,14 +12,27 @@ public protocol ObjectWriteHooks: Sendable {
     /// `previous` is the object an update replaces.
     func beforeWrite(
         _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
-        requestID: String?
+        origin: WriteOrigin?
     ) async throws -> JSONObject?
     /// POST handlers, after the write committed and before the client's answer. A failure is
     /// theirs to log: the write stands. `previous` is the object an update replaced.
     func afterWrite(
         _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
-        requestID: String?
+        origin: WriteOrigin?
     ) async
+}
+
+/// The request a write is made for: its id, which the handlers' log lines carry, and the client
+/// (its address, an IPv6 /64 as one), by which an anonymous caller's handlers take their turn in
+/// the script pool.
+public struct WriteOrigin: Sendable, Equatable {
+    public var requestID: String
+    public var client: String
+
+    public init(requestID: String, client: String) {
+        self.requestID = requestID
+        self.client = client
+    }
 }
 
 extension ObjectService {
@@ -31,11 +44,11 @@ extension ObjectService {
         return copy
     }
 
-    /// The same service, writing for the request with this id: the handlers its writes run log
-    /// with the id, so a script's lines join the request's.
-    public func serving(requestID: String) -> ObjectService {
+    /// The same service, writing for this request: the handlers its writes run log with its id,
+    /// so a script's lines join the request's, and an anonymous caller's take turns by client.
+    public func serving(_ origin: WriteOrigin) -> ObjectService {
         var copy = self
-        copy.requestID = requestID
+        copy.origin = origin
         return copy
     }
 
@@ -48,7 +61,7 @@ extension ObjectService {
         guard let hooks, hooks.runs(.pre, on: event, in: object.collection) else { return object }
         guard
             let changed = try await hooks.beforeWrite(
-                event, object: object, previous: previous, caller: caller, requestID: requestID),
+                event, object: object, previous: previous, caller: caller, origin: origin),
             event != .delete
         else { return object }
         let (fields, _) = try Self.split(object.document)
@@ -73,6 +86,6 @@ extension ObjectService {
     ) async {
         guard let hooks, hooks.runs(.post, on: event, in: object.collection) else { return }
         await hooks.afterWrite(
-            event, object: object, previous: previous, caller: caller, requestID: requestID)
+            event, object: object, previous: previous, caller: caller, origin: origin)
     }
 }
