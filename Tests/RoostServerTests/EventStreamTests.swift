@@ -140,11 +140,15 @@ struct EventStreamTests {
     func tooOldPositionResets() async throws {
         let server = try await makeEventServer { limits in
             limits.retention = ChangeRetention(age: .zero, entries: 5)
+            // The feed's own trim runs once at start (under load, perhaps after some writes), then
+            // not again during the test.
+            limits.trimInterval = .seconds(3600)
         }
         for n in 1...20 {
             _ = try await server.client.send("POST", "/ff/resources/Post", json: #"{"n":\#(n)}"#)
         }
-        #expect(await server.application.changeFeed.trimLog() == 15)
+        // Whichever trim ran when, 1...15 are gone and 16...20 stay: the resets below say so.
+        #expect(await server.application.changeFeed.trimLog() <= 15)
         for (position, last) in [("1", 20), ("999", 21)] {
             let reader = try await subscribe(server, "collection=Post&since=\(position)")
             let reset = try #require(try await reader.next())
