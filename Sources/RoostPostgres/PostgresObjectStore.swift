@@ -113,10 +113,9 @@ public final class PostgresObjectStore: ObjectStore, FieldIndexStore, BlobRefere
         async throws
     {
         try await database.write { connection in
-            if let actor {
-                // The change-log trigger runs at COMMIT and reads it from there; local to this transaction.
-                _ = try connection.first("SELECT set_config('roost.actor', \(actor), true)") { _ in true }
-            }
+            // The change-log trigger runs at COMMIT and reads it from there. Set even when empty, so
+            // a role's or session's default never stands for who deleted; local to this transaction.
+            _ = try connection.first("SELECT set_config('roost.actor', \(actor ?? ""), true)") { _ in true }
             let changed = try connection.run(
                 """
                 DELETE FROM objects WHERE collection = \(collection) AND guid = \(guid)

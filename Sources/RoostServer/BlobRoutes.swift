@@ -17,7 +17,7 @@ struct BlobRoutes: Sendable {
                 message: "Send the blob's bytes with a Content-Length (0 for an empty blob) or chunked.")
         }
         let address = try BlobAddress(request)
-        let object = try await service.put(
+        let object = try await service.serving(ObjectRoutes.origin(of: request)).put(
             in: address.collection, guid: address.guid, member: address.member,
             upload: BlobUpload(path: body.path, size: body.size, digest: body.digest, prefix: body.prefix),
             contentType: request.headers["Content-Type"], ifMatch: request.headers["If-Match"],
@@ -91,7 +91,7 @@ struct BlobRoutes: Sendable {
     func delete(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws -> Response
     {
         let address = try BlobAddress(request)
-        _ = try await service.delete(
+        _ = try await service.serving(ObjectRoutes.origin(of: request)).delete(
             in: address.collection, guid: address.guid, member: address.member,
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)

@@ -167,9 +167,13 @@ public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenc
                 """)
             guard changed == 1 else { throw try Self.missedWrite(collection, guid, on: connection) }
             if let actor {
-                // The trigger's entry is the newest: this transaction holds the only writer.
+                // The trigger's entry for this delete: the newest delete of this object.
                 try connection.run(
-                    "UPDATE changes SET actor = \(actor) WHERE seq = (SELECT max(seq) FROM changes)")
+                    """
+                    UPDATE changes SET actor = \(actor) WHERE seq = (
+                        SELECT max(seq) FROM changes
+                        WHERE collection = \(collection) AND guid = \(guid) AND operation = 'delete')
+                    """)
             }
             try SQLiteIdempotencyStore.markRun(mark, on: connection)
             try DerivedRows.remove(collection: collection, guid: guid, on: connection)

@@ -33,6 +33,31 @@ struct ScriptOutboxStoreTests {
         }
     }
 
+    @Test(
+        "a delete's log entry names the user who deleted the object, and its failed run keeps them",
+        arguments: Backend.allCases)
+    func deleter(_ backend: Backend) async throws {
+        try await withStorage(backend) { storage in
+            let store = storage.objectStore
+            for guid in ["p1", "p2", "p3"] { try await store.insert(object("Post", guid)) }
+            try await store.delete(in: "Post", guid: "p1", expectedVersion: 1, marking: nil, by: "u-dana")
+            try await store.delete(in: "Post", guid: "p2", expectedVersion: 1, marking: nil, by: nil)
+            try await store.delete(in: "Post", guid: "p3", expectedVersion: 1, marking: nil, by: "u-eve")
+            let changes = try await storage.changeLog.changes(after: 0, limit: 10, maxBytes: 1 << 20)
+            #expect(changes.map(\.operation) == [.create, .create, .create, .delete, .delete, .delete])
+            #expect(changes.map(\.deletedBy) == [nil, nil, nil, "u-dana", nil, "u-eve"])
+            let outbox = storage.scriptOutbox
+            #expect(try await outbox.claimLease(holder: "a", for: .seconds(30)))
+            let failure = RunFailure(
+                sequence: changes[3].sequence, handler: "Mourn", attempts: 1, error: "boom", nextAttempt: 1000
+            )
+            #expect(
+                try await outbox.complete(
+                    through: changes[5].sequence, failures: [failure], holder: "a", lease: .seconds(30)))
+            #expect(try await outbox.failedRuns(limit: 10).map(\.change.deletedBy) == ["u-dana"])
+        }
+    }
+
     @Test("claims racing for a free lease: exactly one wins", arguments: Backend.allCases)
     func leaseExclusivity(_ backend: Backend) async throws {
         try await withStorage(backend) { storage in

@@ -165,11 +165,12 @@ struct ScriptAPIFatFractalTests {
             _ = try await system.ff("resetPassword", .string(alice.userGuid), .string("a new long secret"))
             let device = DeviceInfo(id: "test")
             _ = try await world.accounts.login(
-                identifier: "alice", password: "a new long secret", device: device, address: "127.0.0.1")
+                identifier: "alice", password: "a new long secret", device: device, address: "127.0.0.1",
+                client: "127.0.0.1")
             let old = await scriptError {
                 _ = try await world.accounts.login(
                     identifier: "alice", password: "correct horse battery", device: device,
-                    address: "127.0.0.1")
+                    address: "127.0.0.1", client: "127.0.0.1")
             }
             #expect(old?.status == 401)
             let missing = await scriptError {

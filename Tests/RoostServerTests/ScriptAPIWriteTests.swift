@@ -166,7 +166,8 @@ struct ScriptAPIWriteTests {
                 "updateObj", .object(user))
             #expect(activated["active"] == .bool(true))
             _ = try await world.accounts.login(
-                identifier: "ivy", password: "ivy's long password", device: DeviceInfo(), address: "t")
+                identifier: "ivy", password: "ivy's long password", device: DeviceInfo(), address: "t",
+                client: "t")
         }
     }
 
@@ -200,7 +201,8 @@ struct ScriptAPIWriteTests {
             #expect(try await system.ff("getObjFromUrl", url) == .null)
             let login = await scriptError {
                 _ = try await world.accounts.login(
-                    identifier: "alice", password: "correct horse battery", device: DeviceInfo(), address: "t"
+                    identifier: "alice", password: "correct horse battery", device: DeviceInfo(),
+                    address: "t", client: "t"
                 )
             }
             #expect(login?.code == "invalid_credentials")
@@ -220,7 +222,8 @@ struct ScriptAPIWriteTests {
             #expect(user["active"] == .bool(true))
             #expect(!JSONWriter.string(user).contains("password"))
             let login = try await world.accounts.login(
-                identifier: "carol", password: "carol's long password", device: DeviceInfo(), address: "t")
+                identifier: "carol", password: "carol's long password", device: DeviceInfo(), address: "t",
+                client: "t")
             #expect(login.user.guid == user["guid"]?.stringValue)
 
             let waiting = try await world.api(nil).ff(

@@ -120,6 +120,13 @@ import Testing
         #expect(lines(id, "handler saw traced").count == 4, "\(log.text)")
         #expect(lines(id, "script=LogsBefore").count == 2)
         #expect(lines(updateID, "handler saw retraced").count == 2, "\(log.text)")
+        // A blob member's upload is an update too, and its handler's lines carry its request's id.
+        let upload = try await server.client.send(
+            "PUT", "/ff/resources/Post/\(guid)/photo", headers: [("Content-Type", "image/jpeg")],
+            body: Array(repeating: 0xFF, count: 64))
+        #expect(upload.status == 200, "\(upload.text)")
+        let uploadID = try #require(upload.header("X-Request-Id"))
+        #expect(lines(uploadID, "handler saw retraced").count == 2, "\(log.text)")
         await server.stop()
     }
 

@@ -164,9 +164,9 @@ public struct AccountService: Sendable {
 
     /// Checks a password and issues a token. Every failure is the same `invalid_credentials`.
     /// `client` is whom the per-address throttle counts the attempt against (the HTTP layer
-    /// gives an IPv6 address's /64); `address` itself when nil.
+    /// gives an IPv6 address's /64); `address` is recorded with the token.
     public func login(
-        identifier: String, password: String, device: DeviceInfo, address: String, client: String? = nil
+        identifier: String, password: String, device: DeviceInfo, address: String, client: String
     ) async throws -> (user: StoredObject, token: IssuedToken) {
         let key = Self.identifierKey(identifier)
         // Accounts made before names were normalised keep the key they were stored with.
@@ -176,7 +176,7 @@ public struct AccountService: Sendable {
         // One count per account, whether it is named by userName or by email; an unknown name
         // counts on its own in the same way, so the throttle tells nothing about who exists.
         let throttleKey = account.map { "user:" + $0.userGuid } ?? "name:" + key
-        if let wait = try await throttle.retryAfter(account: throttleKey, address: client ?? address) {
+        if let wait = try await throttle.retryAfter(account: throttleKey, address: client) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
         let valid = try await hasher.verify(
@@ -185,7 +185,7 @@ public struct AccountService: Sendable {
             let user = try await objects.object(in: Self.userCollection, guid: account.userGuid),
             Self.isActive(user)
         else {
-            try await throttle.recordFailure(account: throttleKey, address: client ?? address)
+            try await throttle.recordFailure(account: throttleKey, address: client)
             throw RoostError.invalidCredentials
         }
         await throttle.recordSuccess(account: throttleKey)
@@ -256,17 +256,17 @@ public struct AccountService: Sendable {
     /// current passwords count against the account's login throttle, so a stolen token is no way
     /// around it.
     public func changePassword(
-        for principal: Principal, current: String, new: String, address: String, client: String? = nil
+        for principal: Principal, current: String, new: String, address: String, client: String
     ) async throws {
         guard let account = try await accounts.account(userGuid: principal.userGuid) else {
             throw RoostError.invalidToken
         }
         let throttleKey = "user:" + account.userGuid
-        if let wait = try await throttle.retryAfter(account: throttleKey, address: client ?? address) {
+        if let wait = try await throttle.retryAfter(account: throttleKey, address: client) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
         guard try await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
-            try await throttle.recordFailure(account: throttleKey, address: client ?? address)
+            try await throttle.recordFailure(account: throttleKey, address: client)
             throw RoostError.invalidCredentials
         }
         try Self.validate(password: new, userName: account.userNameKey)

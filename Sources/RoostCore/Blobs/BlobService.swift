@@ -40,6 +40,11 @@ public struct BlobService: Sendable {
         self.io = io
     }
 
+    /// The same service, writing for this request (see ``ObjectService/serving(_:)``).
+    public func serving(_ origin: WriteOrigin) -> BlobService {
+        BlobService(objects: objects.serving(origin), storage: storage, io: io)
+    }
+
     /// Makes an upload the object's member `member`: a new version of the object, whose member
     /// describes the blob. The temporary file is moved in or removed, whatever happens.
     public func put(
