@@ -11,7 +11,7 @@ struct AccountThrottleNetworkTests {
         let proxies = try TrustedProxies("127.0.0.1, ::1")
         let server = try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
-            configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 60_000)
+            configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 3_600_000)
             configuration.trustedProxies = proxies
         }
         _ = try await server.client.register("alice")

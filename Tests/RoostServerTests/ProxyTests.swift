@@ -196,7 +196,7 @@ import Testing
     private func throttledServer(trusting list: String?, log: LogCapture? = nil) async throws -> TestServer {
         try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
-            configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 60_000)
+            configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 3_600_000)
             if let list { configuration.trustedProxies = try! TrustedProxies(list) }
             if let log {
                 configuration.accessLog = true
