@@ -167,12 +167,14 @@ public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenc
                 """)
             guard changed == 1 else { throw try Self.missedWrite(collection, guid, on: connection) }
             if let actor {
-                // The trigger's entry for this delete: the newest delete of this object.
+                // The trigger's entry for this delete: the newest delete of this object. Read from
+                // the log's end, where the trigger just wrote it, so the writer never scans the log.
                 try connection.run(
                     """
                     UPDATE changes SET actor = \(actor) WHERE seq = (
-                        SELECT max(seq) FROM changes
-                        WHERE collection = \(collection) AND guid = \(guid) AND operation = 'delete')
+                        SELECT seq FROM changes
+                        WHERE collection = \(collection) AND guid = \(guid) AND operation = 'delete'
+                        ORDER BY seq DESC LIMIT 1)
                     """)
             }
             try SQLiteIdempotencyStore.markRun(mark, on: connection)
