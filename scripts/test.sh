@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Beyond the build's packages: headless Chromium and selenium for the CORS browser test, and for the
 # TLS tests the openssl command (a throwaway CA), Python, curl and the system CA bundle; for the
-# PostgreSQL tests the server (a private cluster, started below).
-scripts/install-deps.sh --browser-tests openssl ca-certificates python3 curl postgresql
+# PostgreSQL tests the server (a private cluster, started below); nginx and Caddy for the tests
+# that run the README's proxy blocks in front of Roost.
+scripts/install-deps.sh --browser-tests openssl ca-certificates python3 curl postgresql nginx caddy
 swift build --build-tests
 # The PostgreSQL tests run against ROOST_TEST_DATABASE_URL: a private cluster in a temporary folder,
 # stopped and removed on exit, unless the variable already names a server.

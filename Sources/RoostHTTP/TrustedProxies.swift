@@ -64,6 +64,20 @@ public struct TrustedProxiesError: Error, Sendable, Equatable, CustomStringConve
     public init(message: String) { self.message = message }
 }
 
+/// Which forwarding header the operator's proxy writes (`--proxy-header`): the only one believed.
+///
+/// Proxies pass the headers they do not write through untouched (nginx and Caddy pass a client's
+/// own `Forwarded`), so believing a header the proxy does not write lets every client choose its
+/// address.
+public enum ForwardingHeader: String, Sendable, CaseIterable {
+    /// `X-Forwarded-For` and `X-Forwarded-Proto`, as nginx (`$proxy_add_x_forwarded_for`), Caddy,
+    /// HAProxy (`option forwardfor`) and most load balancers write them. The default.
+    case xForwardedFor = "x-forwarded-for"
+    /// RFC 7239 `Forwarded`, for proxies set to write it (HAProxy's `option forwarded`, or nginx
+    /// told to); `X-Forwarded-*` are then ignored.
+    case forwarded
+}
+
 /// The reverse proxies whose forwarding headers are believed (`--trusted-proxies`): a list of
 /// IPv4 and IPv6 CIDR ranges. Empty (the default) believes no forwarding header at all.
 public struct TrustedProxies: Sendable {
@@ -73,6 +87,8 @@ public struct TrustedProxies: Sendable {
         let prefix: Int
     }
     let ranges: [Range]
+    /// The one header family believed from those proxies.
+    public var header: ForwardingHeader = .xForwardedFor
 
     /// The most ranges a list may hold; a longer list is surely a mistake.
     public static let maximumRanges = 256
@@ -81,7 +97,8 @@ public struct TrustedProxies: Sendable {
     public init() { ranges = [] }
 
     /// Parses `10.0.0.0/8,192.0.2.1,2001:db8::/32`; an address without a prefix is one host.
-    public init(_ list: String) throws(TrustedProxiesError) {
+    public init(_ list: String, header: ForwardingHeader = .xForwardedFor) throws(TrustedProxiesError) {
+        self.header = header
         var ranges: [Range] = []
         for item in list.split(separator: ",") {
             let text = item.trimmingSpaces()
@@ -149,28 +166,33 @@ public struct TrustedProxies: Sendable {
     /// The client a request comes from and the scheme it used, as the forwarding headers tell when
     /// the peer is a trusted proxy; nil when they are not to be believed (or say nothing usable).
     ///
-    /// RFC 7239 `Forwarded` wins over `X-Forwarded-For`. Either is walked from the right, skipping
-    /// trusted proxies: the first address that is not one is the client (a client can put anything
-    /// on the left, never on the right of what a trusted proxy appended). A header that does not
-    /// parse is ignored whole.
+    /// Only ``header`` is read: `X-Forwarded-For` (with `X-Forwarded-Proto`) or RFC 7239
+    /// `Forwarded`, never both, since a proxy passes the one it does not write through from the
+    /// client. It is walked from the right, skipping trusted proxies: the first address that is not
+    /// one is the client (a client can put anything on the left, never on the right of what a
+    /// trusted proxy appended). A header that does not parse is ignored whole.
     public func forwardedClient(peer: String, headers: HTTPHeaders) -> (address: String, scheme: String?)? {
         guard !ranges.isEmpty, contains(peer) else { return nil }
         var forwarded: [String] = []
         var forwardedFor: [String] = []
         var forwardedProto: [String] = []
         for field in headers {
-            if field.name.caseInsensitiveEquals("Forwarded") {
-                forwarded.append(field.value)
-            } else if field.name.caseInsensitiveEquals("X-Forwarded-For") {
-                forwardedFor.append(field.value)
-            } else if field.name.caseInsensitiveEquals("X-Forwarded-Proto") {
-                forwardedProto.append(field.value)
+            switch header {
+            case .forwarded:
+                if field.name.caseInsensitiveEquals("Forwarded") { forwarded.append(field.value) }
+            case .xForwardedFor:
+                if field.name.caseInsensitiveEquals("X-Forwarded-For") {
+                    forwardedFor.append(field.value)
+                } else if field.name.caseInsensitiveEquals("X-Forwarded-Proto") {
+                    forwardedProto.append(field.value)
+                }
             }
         }
-        if !forwarded.isEmpty, let hops = ForwardedHeader.parse(forwarded.joined(separator: ",")) {
-            if let chosen = walk(hops.map(\.address)) {
-                return (chosen.address, hops[chosen.index].scheme)
-            }
+        if header == .forwarded {
+            guard !forwarded.isEmpty, let hops = ForwardedHeader.parse(forwarded.joined(separator: ",")),
+                let chosen = walk(hops.map(\.address))
+            else { return nil }
+            return (chosen.address, hops[chosen.index].scheme)
         }
         if !forwardedFor.isEmpty, let chosen = walkForwardedFor(forwardedFor.joined(separator: ",")) {
             return (chosen, ForwardedHeader.scheme(forwardedProto.last?.split(separator: ",").last))

@@ -148,13 +148,24 @@ struct ServeOption: Sendable {
         ServeOption(
             flag: "--trusted-proxies", variable: "ROOST_TRUSTED_PROXIES", valueName: "CIDR,...",
             help:
-                "reverse proxies whose Forwarded/X-Forwarded-For/-Proto and X-Request-Id are believed, e.g. 127.0.0.1,10.0.0.0/8 (default none)"
+                "reverse proxies whose forwarding header (see --proxy-header) and X-Request-Id are believed, e.g. 127.0.0.1,10.0.0.0/8 (default none)"
         ) {
             do {
-                $0.trustedProxies = try TrustedProxies($1)
+                $0.trustedProxies = try TrustedProxies($1, header: $0.trustedProxies.header)
             } catch let error as TrustedProxiesError {
                 throw UsageError(message: error.message)
             }
+        },
+        ServeOption(
+            flag: "--proxy-header", variable: "ROOST_PROXY_HEADER", valueName: "x-forwarded-for|forwarded",
+            help:
+                "the one header your trusted proxies write: X-Forwarded-For with X-Forwarded-Proto (nginx, Caddy, HAProxy's forwardfor; the default) or RFC 7239 Forwarded; the other is ignored"
+        ) {
+            guard let header = ForwardingHeader(rawValue: $1.lowercased()) else {
+                throw UsageError(
+                    message: "--proxy-header takes 'x-forwarded-for' or 'forwarded', not '\($1)'")
+            }
+            $0.trustedProxies.header = header
         },
         ServeOption(
             flag: "--cors-origins", variable: "ROOST_CORS_ORIGINS", valueName: "ORIGIN,...",

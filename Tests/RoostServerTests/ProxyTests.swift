@@ -73,9 +73,34 @@ import Testing
     // MARK: - Which header is believed
 
     private func client(
-        _ peer: String, trusting list: String, _ fields: [(String, String)]
+        _ peer: String, trusting list: String, reading header: ForwardingHeader = .xForwardedFor,
+        _ fields: [(String, String)]
     ) throws -> (address: String, scheme: String?)? {
-        try TrustedProxies(list).forwardedClient(peer: peer, headers: HTTPHeaders(fields))
+        try TrustedProxies(list, header: header).forwardedClient(peer: peer, headers: HTTPHeaders(fields))
+    }
+
+    /// nginx and Caddy pass a client's own `Forwarded` through untouched and write
+    /// `X-Forwarded-For`: by default `Forwarded` is never believed, even from a trusted proxy, and
+    /// a client that sends one is the address the proxy appended.
+    @Test func byDefaultAClientsOwnForwardedIsIgnored() throws {
+        let trusted = "10.0.0.0/8"
+        #expect(try client("10.0.0.1", trusting: trusted, [("Forwarded", "for=198.51.100.1")]) == nil)
+        #expect(
+            try client(
+                "10.0.0.1", trusting: trusted,
+                [("Forwarded", "for=198.51.100.7;proto=https"), ("X-Forwarded-For", "203.0.113.1")])! == (
+                    "203.0.113.1", nil
+                ))
+        // Told that the proxy writes Forwarded, X-Forwarded-For and -Proto are ignored instead.
+        #expect(
+            try client(
+                "10.0.0.1", trusting: trusted, reading: .forwarded,
+                [("X-Forwarded-For", "203.0.113.1"), ("X-Forwarded-Proto", "https")]) == nil)
+        #expect(
+            try client(
+                "10.0.0.1", trusting: trusted, reading: .forwarded,
+                [("X-Forwarded-For", "203.0.113.1"), ("Forwarded", "for=198.51.100.1")])?.address
+                == "198.51.100.1")
     }
 
     @Test func anUntrustedPeerIsNeverBelieved() throws {
@@ -124,6 +149,11 @@ import Testing
 
     @Test func forwardedFollowsRFC7239() throws {
         let trusted = "10.0.0.0/8"
+        func client(
+            _ peer: String, trusting list: String, _ fields: [(String, String)]
+        ) throws -> (address: String, scheme: String?)? {
+            try self.client(peer, trusting: list, reading: .forwarded, fields)
+        }
         #expect(
             try client("10.0.0.1", trusting: trusted, [("Forwarded", "for=198.51.100.1;proto=https")])! == (
                 "198.51.100.1", "https"
@@ -148,12 +178,6 @@ import Testing
         #expect(
             try client("10.0.0.1", trusting: trusted, [("Forwarded", "for=unknown, for=10.0.0.5")])?.address
                 == "10.0.0.5")
-        // Forwarded wins over X-Forwarded-For.
-        #expect(
-            try client(
-                "10.0.0.1", trusting: trusted,
-                [("X-Forwarded-For", "203.0.113.1"), ("Forwarded", "for=198.51.100.1")])?.address
-                == "198.51.100.1")
     }
 
     @Test(arguments: [
@@ -166,13 +190,13 @@ import Testing
         "for=198.51.100.1 junk",
     ])
     func aMalformedForwardedIsIgnored(value: String) throws {
-        #expect(try client("10.0.0.1", trusting: "10.0.0.0/8", [("Forwarded", value)]) == nil)
-        // ... and X-Forwarded-For is used instead when present.
+        #expect(
+            try client("10.0.0.1", trusting: "10.0.0.0/8", reading: .forwarded, [("Forwarded", value)]) == nil)
+        // ... and X-Forwarded-For does not stand in for it.
         #expect(
             try client(
-                "10.0.0.1", trusting: "10.0.0.0/8",
-                [("Forwarded", value), ("X-Forwarded-For", "203.0.113.1")])?
-                .address == "203.0.113.1")
+                "10.0.0.1", trusting: "10.0.0.0/8", reading: .forwarded,
+                [("Forwarded", value), ("X-Forwarded-For", "203.0.113.1")]) == nil)
     }
 
     @Test func xForwardedProtoGivesTheScheme() throws {
@@ -193,11 +217,13 @@ import Testing
         ).status
     }
 
-    private func throttledServer(trusting list: String?, log: LogCapture? = nil) async throws -> TestServer {
+    private func throttledServer(
+        trusting list: String?, reading header: ForwardingHeader = .xForwardedFor, log: LogCapture? = nil
+    ) async throws -> TestServer {
         try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
             configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 3_600_000)
-            if let list { configuration.trustedProxies = try! TrustedProxies(list) }
+            if let list { configuration.trustedProxies = try! TrustedProxies(list, header: header) }
             if let log {
                 configuration.accessLog = true
                 configuration.accessLogSink = { log.append($0) }
@@ -270,7 +296,7 @@ import Testing
 
     @Test func theAccessLogShowsTheForwardedClient() async throws {
         let log = LogCapture()
-        let server = try await throttledServer(trusting: "127.0.0.1", log: log)
+        let server = try await throttledServer(trusting: "127.0.0.1", reading: .forwarded, log: log)
         defer { Task { await server.stop() } }
         _ = try await server.client.send(
             "GET", "/health", headers: [("Forwarded", #"for="[2001:db8::5]:1234";proto=https"#)])
