@@ -35,19 +35,31 @@ extension Connection {
     /// Writes a piece of the stream, or its farewell when the output holds more than the
     /// stream's limit; the last piece ends the stream once it is sent.
     func writeStreamed(_ piece: ResponseStream.Piece, of stream: ResponseStream) {
-        stream.delivered(piece.bytes.count)
         guard streaming === stream, let bev, let output = bufferevent_get_output(bev), !closeAfterWrite else {
-            return
+            return stream.delivered(piece.bytes.count, output: nil)
         }
         let waiting = evbuffer_get_length(output)
         if !piece.last && waiting > 0 && waiting + piece.bytes.count > stream.bufferLimit {
             write(piece.farewell)
+            stream.delivered(piece.bytes.count, output: nil)
             return endStream()
         }
-        write(piece.bytes)
+        write(piece.bytes, shared: piece.shared)
+        // One step: a sender asking between "no longer on its way" and "now in the output" would
+        // see neither, send more, and have it refused here as over the limit.
+        stream.delivered(
+            piece.bytes.count, output: self.bev.map { evbuffer_get_length(bufferevent_get_output($0)) })
         if piece.last { return endStream() }
-        stream.outputChanged(evbuffer_get_length(output))
     }
+
+    /// Ends the stream now, dropping its unsent output (see ``ResponseStream/cut()``).
+    func cutStream(_ stream: ResponseStream) {
+        guard streaming === stream else { return }
+        close()
+    }
+
+    /// Below this, a streamed piece is copied: a reference costs more than the bytes.
+    static let smallestSharedWrite = 2048
 
     /// Closes once the output is sent; the stream learns it ended now.
     func endStream() {
@@ -56,5 +68,17 @@ extension Connection {
         closeAfterWrite = true
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
         drainedIfFlushed()
+    }
+}
+
+/// What a reference in an output buffer keeps alive: the array whose storage it points into,
+/// and whoever counts those bytes (the feed's held-event budget).
+final class SharedWrite: Sendable {
+    let bytes: [UInt8]
+    let owner: any AnyObject & Sendable
+
+    init(bytes: [UInt8], owner: any AnyObject & Sendable) {
+        self.bytes = bytes
+        self.owner = owner
     }
 }

@@ -300,8 +300,10 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Sends at once when nothing is queued (saving the loop a round of epoll calls), and queues
-    /// whatever the socket does not take.
-    func write(_ bytes: [UInt8]) {
+    /// whatever the socket does not take: a copy, or with `shared`, a reference to the bytes'
+    /// storage that keeps `shared` alive until they are written (many streams sending one event
+    /// hold it once).
+    func write(_ bytes: [UInt8], shared: (any AnyObject & Sendable)? = nil) {
         guard let bev, let output = bufferevent_get_output(bev) else { return }
         bytes.withUnsafeBytes { buffer in
             var sent = 0
@@ -314,9 +316,18 @@ final class Connection: @unchecked Sendable {
                 }
                 sent = max(0, result)
             }
-            if sent < buffer.count {
-                _ = bufferevent_write(bev, buffer.baseAddress! + sent, buffer.count - sent)
+            guard sent < buffer.count else { return }
+            if let shared, buffer.count - sent >= Self.smallestSharedWrite {
+                // The array is immutable and `shared` holds it, so its storage stays put until
+                // the evbuffer lets go and the cleanup releases the retain taken here.
+                let retained = Unmanaged.passRetained(SharedWrite(bytes: bytes, owner: shared)).toOpaque()
+                let added = evbuffer_add_reference(
+                    output, buffer.baseAddress! + sent, buffer.count - sent,
+                    { _, _, context in Unmanaged<SharedWrite>.fromOpaque(context!).release() }, retained)
+                if added == 0 { return }
+                Unmanaged<SharedWrite>.fromOpaque(retained).release()
             }
+            _ = bufferevent_write(bev, buffer.baseAddress! + sent, buffer.count - sent)
         }
     }
 

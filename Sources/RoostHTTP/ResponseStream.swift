@@ -52,9 +52,12 @@ public final class ResponseStream: Sendable {
     /// With a `batch`, the bytes wait in it until it is flushed: a sender going through many
     /// streams hands each loop one job instead of one per stream. With `unlessBackedUp`, nothing
     /// is queued while ``isBackedUp`` (one lock for the question and the send).
+    /// With `shared`, the bytes are held by reference until written (and `shared` with them), not
+    /// copied: one event sent to a thousand streams is held once.
     @discardableResult
     public func send(
-        _ bytes: [UInt8], farewell: [UInt8], batch: StreamWriteBatch? = nil, unlessBackedUp: Bool = false
+        _ bytes: [UInt8], shared: (any AnyObject & Sendable)? = nil, farewell: [UInt8],
+        batch: StreamWriteBatch? = nil, unlessBackedUp: Bool = false
     ) -> Outcome {
         let (outcome, piece, connection) = state.withLock {
             state -> (Outcome, Piece?, Connection?) in
@@ -67,7 +70,7 @@ public final class ResponseStream: Sendable {
                 state.closing = true
                 piece = Piece(bytes: farewell, farewell: [], last: true)
             } else {
-                piece = Piece(bytes: bytes, farewell: farewell, last: false)
+                piece = Piece(bytes: bytes, farewell: farewell, last: false, shared: shared)
             }
             state.inFlight += piece.bytes.count
             if state.connection == nil { state.pending.append(piece) }
@@ -104,6 +107,21 @@ public final class ResponseStream: Sendable {
         }
     }
 
+    /// Ends the stream now, dropping whatever waits unsent, and closes the connection: for a
+    /// client so far behind that what it holds must be given back. Its client resumes from the
+    /// last event it received whole.
+    public func cut() {
+        let connection = state.withLock { state -> Connection? in
+            guard !state.ended else { return nil }
+            state.closing = true
+            // Not yet taken by its connection: it then ends at once.
+            state.pending = [Piece(bytes: [], farewell: [], last: true)]
+            return state.connection
+        }
+        guard let connection else { return }
+        connection.loop.execute { connection.cutStream(self) }
+    }
+
     /// Runs `handler` once when the stream ends, for whatever reason (at once if it has).
     public func onEnd(_ handler: @escaping @Sendable () -> Void) {
         let ended = state.withLock { state in
@@ -138,11 +156,17 @@ public final class ResponseStream: Sendable {
         var bytes: [UInt8]
         var farewell: [UInt8]
         var last: Bool
+        /// Whoever holds the bytes for every stream sent them: written by reference when set.
+        var shared: (any AnyObject & Sendable)? = nil
     }
 
-    /// `count` bytes reached the connection's output (on its loop).
-    func delivered(_ count: Int) {
-        state.withLock { $0.inFlight = max(0, $0.inFlight - count) }
+    /// `count` bytes reached the connection's output (on its loop), which now holds `output`
+    /// unsent bytes (nil when unknown: the connection is gone or ending).
+    func delivered(_ count: Int, output: Int?) {
+        state.withLock { state in
+            state.inFlight = max(0, state.inFlight - count)
+            if let output { state.output = output }
+        }
     }
 
     /// The connection's output now holds `count` unsent bytes (on its loop).

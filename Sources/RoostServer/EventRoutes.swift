@@ -89,14 +89,18 @@ final class StreamSink: EventSink {
 
     var isBackedUp: Bool { stream.isBackedUp }
 
-    func send(_ bytes: [UInt8], farewell: [UInt8], unlessBackedUp batch: EventBatch) -> EventSendOutcome {
+    func send(_ event: EventBytes, farewell: [UInt8], unlessBackedUp batch: EventBatch) -> EventSendOutcome {
         let writes = batch.part(StreamWrites.init).writes
-        switch stream.send(bytes, farewell: farewell, batch: writes, unlessBackedUp: true) {
+        switch stream.send(
+            event.bytes, shared: event, farewell: farewell, batch: writes, unlessBackedUp: true)
+        {
         case .queued: return .sent
         case .backedUp: return .backedUp
         case .overLimit, .ended: return .ended
         }
     }
+
+    func cut() { stream.cut() }
 
     func finish(_ bytes: [UInt8], after batch: EventBatch) {
         stream.finish(bytes, batch: batch.part(StreamWrites.init).writes)

@@ -108,12 +108,17 @@ public final class EventStreamReader: @unchecked Sendable {
             ended = true
             return false
         }
+        // Only the new bytes are searched for a line's end: an event of megabytes arrives in
+        // hundreds of chunks, and searching from the start each time would be quadratic.
+        var searchFrom = unread.count
         unread += chunk
-        while let newline = unread.firstIndex(of: 0x0A) {
-            let line = String(decoding: unread[..<newline], as: UTF8.self)
-            unread.removeFirst(newline + 1)
-            parse(line)
+        var lineStart = 0
+        while let newline = unread[searchFrom...].firstIndex(of: 0x0A) {
+            parse(String(decoding: unread[lineStart..<newline], as: UTF8.self))
+            lineStart = newline + 1
+            searchFrom = lineStart
         }
+        if lineStart > 0 { unread.removeFirst(lineStart) }
         return true
     }
 

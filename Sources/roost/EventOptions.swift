@@ -34,6 +34,15 @@ extension ServeOption {
                 $1, flag: "--events-max-streams-per-user", range: 1...10_000)
         },
         ServeOption(
+            flag: "--events-max-streams-per-client", variable: "ROOST_EVENTS_MAX_STREAMS_PER_CLIENT",
+            valueName: "N",
+            help:
+                "event streams one client address (an IPv6 /64 as one) may hold, whoever is logged in; more get 429 (default 64)"
+        ) {
+            $0.events.streamsPerClient = try integer(
+                $1, flag: "--events-max-streams-per-client", range: 1...1_000_000)
+        },
+        ServeOption(
             flag: "--events-max-subscriptions", variable: "ROOST_EVENTS_MAX_SUBSCRIPTIONS", valueName: "N",
             help: "subscriptions one event stream may carry; more get 400 (default 16)"
         ) {
@@ -45,6 +54,13 @@ extension ServeOption {
             help: "unsent bytes an event stream may hold for a client that reads slowly (default 1MiB)"
         ) {
             $0.events.bufferedBytes = try size($1, flag: "--events-buffer")
+        },
+        ServeOption(
+            flag: "--events-memory", variable: "ROOST_EVENTS_MEMORY", valueName: "SIZE",
+            help:
+                "bytes of events all streams may hold together, each event once however many streams it goes to; past it, streams a second behind are cut and resume (default 64MiB)"
+        ) {
+            $0.events.heldBytes = try size($1, flag: "--events-memory")
         },
         ServeOption(
             flag: "--events-slow-reader-timeout", variable: "ROOST_EVENTS_SLOW_READER_TIMEOUT",

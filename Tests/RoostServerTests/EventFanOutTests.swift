@@ -11,6 +11,7 @@ struct EventFanOutTests {
     func manyStreamsAndASlowReader() async throws {
         let server = try await makeEventServer { limits in
             limits.streamsPerUser = 400
+            limits.streamsPerClient = 400
             limits.streams = 400
             limits.bufferedBytes = 64 * 1024
             limits.slowReaderTimeout = .seconds(1)

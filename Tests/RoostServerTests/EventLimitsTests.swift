@@ -57,6 +57,36 @@ struct EventLimitsTests {
         await server.stop()
     }
 
+    @Test("one address holds a bounded number of streams, however many accounts it registers")
+    func streamsPerClientAddress() async throws {
+        let server = try await makeEventServer { limits in
+            limits.streamsPerUser = 2
+            limits.streamsPerClient = 3
+        }
+        var tokens: [String] = []
+        for name in ["ann", "bob"] {
+            _ = try await server.client.register(name)
+            tokens.append(try await server.client.login(name, password: "correct horse"))
+        }
+        let anonymous = try await subscribe(server, "collection=Post")
+        let ann = try await subscribe(server, "collection=Post", headers: [("X-Token", tokens[0])])
+        let annAgain = try await subscribe(server, "collection=Post", headers: [("X-Token", tokens[0])])
+        #expect(anonymous.status == 200 && ann.status == 200 && annAgain.status == 200)
+        // Bob is within his own limit, but the address holds its most.
+        let bob = try await subscribe(server, "collection=Post", headers: [("X-Token", tokens[1])])
+        #expect(bob.status == 429)
+        #expect(bob.response.json["code"] as? String == "too_many_streams")
+        let details = bob.response.json["details"] as? [String: Any]
+        #expect(details?["limit"] as? Int == 3)
+        #expect(details?["per"] as? String == "client")
+        anonymous.connection.hangUp()
+        #expect(await eventually { server.application.changeFeed.streamCount == 2 })
+        let bobAgain = try await subscribe(server, "collection=Post", headers: [("X-Token", tokens[1])])
+        #expect(bobAgain.status == 200)
+        _ = (ann, annAgain)
+        await server.stop()
+    }
+
     @Test("revoking the token, or deactivating the user, closes the stream")
     func revocationCloses() async throws {
         let world = try await PermissionWorld.make()

@@ -191,7 +191,8 @@ import Testing
     ])
     func aMalformedForwardedIsIgnored(value: String) throws {
         #expect(
-            try client("10.0.0.1", trusting: "10.0.0.0/8", reading: .forwarded, [("Forwarded", value)]) == nil)
+            try client("10.0.0.1", trusting: "10.0.0.0/8", reading: .forwarded, [("Forwarded", value)]) == nil
+        )
         // ... and X-Forwarded-For does not stand in for it.
         #expect(
             try client(
@@ -222,7 +223,8 @@ import Testing
     ) async throws -> TestServer {
         try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
-            configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 3_600_000)
+            configuration.loginLimits = LoginThrottle.Limits(
+                perAccount: 100, perAddress: 3, window: 3_600_000)
             if let list { configuration.trustedProxies = try! TrustedProxies(list, header: header) }
             if let log {
                 configuration.accessLog = true
@@ -273,7 +275,10 @@ import Testing
         let phone = try #require(items.first { $0["deviceId"] as? String == "phone" })
         #expect(phone["clientAddress"] as? String == recorded)
         // Registration issued a session too, from the proxy's own address.
-        #expect(items.contains { $0["deviceId"] as? String != "phone" && $0["clientAddress"] as? String == "127.0.0.1" })
+        #expect(
+            items.contains {
+                $0["deviceId"] as? String != "phone" && $0["clientAddress"] as? String == "127.0.0.1"
+            })
     }
 
     @Test func aSpoofedHeaderFromAnUntrustedPeerIsIgnored() async throws {

@@ -25,7 +25,8 @@ struct RealProxyTests {
         let log = LogCapture()
         let server = try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
-            configuration.loginLimits = LoginThrottle.Limits(perAccount: 100, perAddress: 3, window: 3_600_000)
+            configuration.loginLimits = LoginThrottle.Limits(
+                perAccount: 100, perAddress: 3, window: 3_600_000)
             configuration.trustedProxies = try! TrustedProxies("127.0.0.1")
             configuration.accessLog = true
             configuration.accessLogSink = { log.append($0) }
@@ -51,8 +52,10 @@ struct RealProxyTests {
         #expect(try await Self.failedLogin(port: running.port, from: "127.0.0.3", headers: []) == 401)
         #expect(
             await eventually {
-                log.text.split(separator: "\n").filter { $0.contains(" 127.0.0.2 ") && $0.contains("/ff/login") }
-                    .count == 4
+                log.text.split(separator: "\n").filter {
+                    $0.contains(" 127.0.0.2 ") && $0.contains("/ff/login")
+                }
+                .count == 4
             })
         // The forged addresses were never believed, so nobody else was locked out or logged.
         #expect(!log.text.contains("198.51.100."))
@@ -123,7 +126,8 @@ struct RealProxyTests {
             .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.range(of: "### Behind a reverse proxy"))
-        let start = try #require(readme.range(of: "```\(language)\n", range: section.upperBound..<readme.endIndex))
+        let start = try #require(
+            readme.range(of: "```\(language)\n", range: section.upperBound..<readme.endIndex))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         return String(readme[start.upperBound..<end.lowerBound])
     }
@@ -171,7 +175,8 @@ final class RunningProxy: Sendable {
             path = directory + "/Caddyfile"
             // The README's site address is a public name; here a plain-HTTP one on the test's port.
             let site = try #require(block.split(separator: "\n").first)
-            let config = "{\n    admin off\n    auto_https off\n    storage file_system \(directory)/data\n}\n"
+            let config =
+                "{\n    admin off\n    auto_https off\n    storage file_system \(directory)/data\n}\n"
                 + block.replacingOccurrences(of: String(site), with: "http://127.0.0.1:\(port) {")
             try config.write(toFile: path, atomically: true, encoding: .utf8)
             arguments = ["run", "--adapter", "caddyfile", "--config", path]

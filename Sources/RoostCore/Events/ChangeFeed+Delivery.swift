@@ -54,13 +54,15 @@ extension ChangeFeed {
             // Deciding and encoding an event is done once per viewer, not once per stream:
             // a thousand anonymous subscribers of a collection cost one. Neighbours are mostly
             // the same viewer: the last one is compared before the table is searched.
-            var encoded: (all: [String: [UInt8]?], last: (viewer: String, bytes: [UInt8]?)?) = ([:], nil)
+            var encoded: (all: [String: EventBytes?], last: (viewer: String, bytes: EventBytes?)?) = (
+                [:], nil
+            )
             // Streams that were sent the same events share their farewell's bytes.
             var farewell: (delivered: Int64, bytes: [UInt8]) = (-1, [])
             for index in rounds.indices
             where rounds[index].takesMore && change.sequence > streams[rounds[index].index].position {
                 let stream = streams[rounds[index].index]
-                var bytes: [UInt8]?
+                var bytes: EventBytes?
                 var revoked = false
                 if change.operation == .revoke {
                     revoked = stream.caller?.tokenId == change.guid
@@ -76,7 +78,9 @@ extension ChangeFeed {
                         parsed = objects
                         let access = Access(caller: stream.caller, definition: definition)
                         bytes = event(for: change, stream, access, objects).map {
-                            EventFormat.event(id: change.sequence, type: $0.type, data: $0.data)
+                            EventBytes(
+                                EventFormat.event(id: change.sequence, type: $0.type, data: $0.data),
+                                counter: heldBytes)
                         }
                         encoded.all[viewer] = .some(bytes)
                         encoded.last = (viewer, bytes)

@@ -32,7 +32,7 @@ extension ChangeFeed {
         let writes = EventBatch()
         var sent: [(id: Int, position: Int64)] = []
         for stream in streams {
-            let bytes = Array(": heartbeat\nid: \(stream.position)\n\n".utf8)
+            let bytes = EventBytes(Array(": heartbeat\nid: \(stream.position)\n\n".utf8), counter: heldBytes)
             // A backed-up client has events waiting: it needs no heartbeat.
             let outcome = stream.sink.send(
                 bytes, farewell: EventFormat.farewell(stream.delivered), unlessBackedUp: writes)

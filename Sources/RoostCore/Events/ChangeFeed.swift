@@ -7,6 +7,9 @@ import Synchronization
 public struct EventLimits: Sendable {
     /// Open streams per user (per client address for anonymous callers): 429 `too_many_streams`.
     public var streamsPerUser = 8
+    /// Open streams per client address (an IPv6 /64 as one), whoever is logged in: accounts are
+    /// cheap, so one address registering many must not take every stream. 429 `too_many_streams`.
+    public var streamsPerClient = 64
     /// Open streams in all: 503 `server_busy`.
     public var streams = 1000
     /// Subscriptions one stream may carry: 400 `too_many_subscriptions`.
@@ -14,6 +17,9 @@ public struct EventLimits: Sendable {
     /// Bytes a stream may have waiting for a client that does not read; beyond it the client is
     /// sent a farewell naming its last delivered id and disconnected.
     public var bufferedBytes = 1 << 20
+    /// The bytes of events all streams may hold together (an event sent to many streams counts
+    /// once). Past it, streams that stay behind on reading for a second are cut, and resume.
+    public var heldBytes = 64 << 20
     /// How long a stream may stay backed up (its client not reading) before it is sent the
     /// farewell and disconnected.
     public var slowReaderTimeout: Duration = .seconds(30)
@@ -38,6 +44,7 @@ public final class ChangeFeed: Sendable {
     struct State: Sendable {
         var streams: [Int: Stream] = [:]
         var perOwner: [String: Int] = [:]
+        var perClient: [String: Int] = [:]
         var nextID = 0
         var closed = false
         /// The highest position this feed's trimming removed: a stream behind it missed entries.
@@ -53,6 +60,8 @@ public final class ChangeFeed: Sendable {
     let refreshCaller: @Sendable (Principal) async -> Principal?
     let logger: @Sendable (String) -> Void
     let state = Mutex(State())
+    /// What the streams hold of the events sent them (``EventLimits/heldBytes``).
+    let heldBytes = HeldEventBytes()
     /// Open streams, readable without the lock: the writer's commit hook wakes nobody without one.
     private let openStreams = Atomic<Int>(0)
     /// Set by the heartbeat task; the fan-out sends the heartbeats between its rounds, so a
@@ -156,12 +165,16 @@ public final class ChangeFeed: Sendable {
             guard state.perOwner[owner, default: 0] < limits.streamsPerUser else {
                 throw RoostError.tooManyStreams(limits.streamsPerUser)
             }
+            guard state.perClient[client, default: 0] < limits.streamsPerClient else {
+                throw RoostError.tooManyStreamsFromClient(limits.streamsPerClient)
+            }
             state.nextID += 1
             state.perOwner[owner, default: 0] += 1
+            state.perClient[client, default: 0] += 1
             openStreams.add(1, ordering: .relaxed)
             state.streams[state.nextID] = Stream(
-                id: state.nextID, owner: owner, caller: caller, subscriptions: bound, sink: sink,
-                position: position)
+                id: state.nextID, owner: owner, client: client, caller: caller, subscriptions: bound,
+                sink: sink, position: position)
             return state.nextID
         }
         sink.onEnd { [self] in remove(id) }
@@ -171,12 +184,20 @@ public final class ChangeFeed: Sendable {
     /// Open streams now.
     public var streamCount: Int { openStreams.load(ordering: .relaxed) }
 
+    /// The bytes of events that streams hold now, unsent or being sent, each event once.
+    public var heldEventBytes: Int { heldBytes.value.load(ordering: .relaxed) }
+
+    /// Whether the streams hold more of the events than they may.
+    var holdsTooMuch: Bool { heldEventBytes > limits.heldBytes }
+
     func remove(_ id: Int) {
         state.withLock { state in
             guard let stream = state.streams.removeValue(forKey: id) else { return }
             openStreams.subtract(1, ordering: .relaxed)
             state.perOwner[stream.owner, default: 1] -= 1
             if state.perOwner[stream.owner] == 0 { state.perOwner[stream.owner] = nil }
+            state.perClient[stream.fixed.client, default: 1] -= 1
+            if state.perClient[stream.fixed.client] == 0 { state.perClient[stream.fixed.client] = nil }
         }
     }
 
@@ -212,6 +233,9 @@ public final class ChangeFeed: Sendable {
                     if let membership { batch = Array(batch[...membership]) }
                     let outcomes = deliver(batch, to: ready, of: streams, trimmedThrough: trimmedThrough)
                     record(outcomes)
+                    // Over the budget, the streams behind are cut once they stay behind: look
+                    // again even when the log has nothing more.
+                    let overBudget = holdsTooMuch
                     if let index = membership {
                         let change = batch[index]
                         await refreshCallers(
@@ -219,7 +243,9 @@ public final class ChangeFeed: Sendable {
                     }
                     // A batch short of the limits was the log's end: the next commit or stream
                     // wakes the feed, and reading again now would only find nothing.
-                    if full || membership != nil || lagging || outcomes.contains(where: \.backedUp) {
+                    if full || membership != nil || lagging || overBudget
+                        || outcomes.contains(where: \.backedUp)
+                    {
                         continue
                     }
                     break
@@ -249,12 +275,21 @@ public final class ChangeFeed: Sendable {
     }
 
     /// Marks since when each backed-up stream that the log has moved past has been waiting, and
-    /// cuts those that waited longer than the limit; true when some still wait.
+    /// ends those that waited longer than the limit; true when some still wait. While the streams
+    /// hold more than ``EventLimits/heldBytes``, every stream behind is waited for, and cut
+    /// (dropping what it holds) after a second.
     private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
         guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
         let now = ContinuousClock.now
+        let overBudget = holdsTooMuch
         var waiting = false
-        for stream in backedUp where stream.position < last {
+        for stream in backedUp where overBudget || stream.position < last {
+            if overBudget, let since = stream.backedUpSince, now - since > Self.overBudgetGrace {
+                logger(
+                    "an event stream was cut: the streams hold more than \(limits.heldBytes) bytes of events")
+                stream.sink.cut()
+                continue
+            }
             if let since = stream.backedUpSince, now - since > limits.slowReaderTimeout {
                 stream.sink.finish(EventFormat.farewell(stream.delivered))
                 continue
@@ -270,6 +305,9 @@ public final class ChangeFeed: Sendable {
         }
         return waiting
     }
+
+    /// How long a stream may stay behind while the streams hold too much.
+    static let overBudgetGrace: Duration = .seconds(1)
 
     /// Records where each stream stands after a round.
     private func record(_ outcomes: [Outcome]) {
@@ -331,6 +369,14 @@ extension RoostError {
             message:
                 "You have \(limit) event streams open, the most allowed; close one or subscribe to more in one stream.",
             details: details(["limit": .integer(Int64(limit))]))
+    }
+
+    static func tooManyStreamsFromClient(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_streams",
+            message:
+                "Your network address holds \(limit) event streams, the most allowed for one address; close one or subscribe to more in one stream.",
+            details: details(["limit": .integer(Int64(limit)), "per": .string("client")]))
     }
 
     static func tooManySubscriptions(_ limit: Int) -> RoostError {

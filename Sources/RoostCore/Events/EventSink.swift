@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Where one stream's bytes go: the HTTP layer's streamed response. A class, so that the feed's
 /// copies of it are one reference each.
 public protocol EventSink: AnyObject, Sendable {
@@ -13,9 +15,34 @@ public protocol EventSink: AnyObject, Sendable {
 
     /// As ``send(_:farewell:)``, but nothing is queued when the client is backed up, and the
     /// bytes may wait in `batch` until the feed flushes it (after each change it fans out).
-    func send(_ bytes: [UInt8], farewell: [UInt8], unlessBackedUp batch: EventBatch) -> EventSendOutcome
+    /// `event`'s bytes are shared by every stream sent them: a sink holds them by reference until
+    /// they are written, never a copy of its own.
+    func send(_ event: EventBytes, farewell: [UInt8], unlessBackedUp batch: EventBatch) -> EventSendOutcome
     /// As ``finish(_:)``, after whatever this sink has waiting in `batch`.
     func finish(_ bytes: [UInt8], after batch: EventBatch)
+    /// Ends the stream now, dropping what waits unsent: its client resumes from the last event it
+    /// received whole (an event cut short is never dispatched by an EventSource).
+    func cut()
+}
+
+/// An event's bytes, held once for every stream it goes to, and counted while any holds them:
+/// the feed bounds what all streams hold together (``EventLimits/heldBytes``).
+public final class EventBytes: Sendable {
+    public let bytes: [UInt8]
+    private let counter: HeldEventBytes
+
+    init(_ bytes: [UInt8], counter: HeldEventBytes) {
+        self.bytes = bytes
+        self.counter = counter
+        counter.value.add(bytes.count, ordering: .relaxed)
+    }
+
+    deinit { counter.value.subtract(bytes.count, ordering: .relaxed) }
+}
+
+/// The bytes of the events that streams hold, written or not.
+final class HeldEventBytes: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 /// What a send during a fan-out did.
@@ -28,14 +55,16 @@ public enum EventSendOutcome: Sendable, Equatable {
 }
 
 extension EventSink {
-    public func send(_ bytes: [UInt8], farewell: [UInt8], unlessBackedUp batch: EventBatch)
+    public func send(_ event: EventBytes, farewell: [UInt8], unlessBackedUp batch: EventBatch)
         -> EventSendOutcome
     {
         if isBackedUp { return .backedUp }
-        return send(bytes, farewell: farewell) ? .sent : .ended
+        return send(event.bytes, farewell: farewell) ? .sent : .ended
     }
 
     public func finish(_ bytes: [UInt8], after batch: EventBatch) { finish(bytes) }
+
+    public func cut() { finish([]) }
 }
 
 /// A sink's way of gathering sends during a fan-out, and of handing them on in one go.
@@ -80,11 +109,10 @@ extension ChangeFeed {
         var backedUpSince: ContinuousClock.Instant?
 
         init(
-            id: Int, owner: String, caller: Principal?, subscriptions: [BoundSubscription],
-            sink: any EventSink,
-            position: Int64
+            id: Int, owner: String, client: String, caller: Principal?, subscriptions: [BoundSubscription],
+            sink: any EventSink, position: Int64
         ) {
-            fixed = Fixed(id: id, owner: owner, subscriptions: subscriptions, sink: sink)
+            fixed = Fixed(id: id, owner: owner, client: client, subscriptions: subscriptions, sink: sink)
             viewer = Viewer(caller: caller, subscriptions: subscriptions)
             self.position = position
             delivered = position
@@ -108,12 +136,18 @@ extension ChangeFeed {
             let id: Int
             /// What the per-user limit counts against: the user, or the client address.
             let owner: String
+            /// What the per-address limit counts against, whoever is logged in.
+            let client: String
             let subscriptions: [BoundSubscription]
             let sink: any EventSink
 
-            init(id: Int, owner: String, subscriptions: [BoundSubscription], sink: any EventSink) {
+            init(
+                id: Int, owner: String, client: String, subscriptions: [BoundSubscription],
+                sink: any EventSink
+            ) {
                 self.id = id
                 self.owner = owner
+                self.client = client
                 self.subscriptions = subscriptions
                 self.sink = sink
             }
