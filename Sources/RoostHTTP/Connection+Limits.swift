@@ -21,20 +21,20 @@ extension Connection {
         let delta = max(0, parser.heldByteCount - Self.uncountedHeldBytes) - chargedBytes
         guard delta != 0 else { return true }
         chargedBytes += delta
-        let total = loop.server.heldRequestBytes.add(delta, ordering: .relaxed).newValue
-        return delta < 0 || total <= loop.server.configuration.maxHeldRequestBytes
+        return loop.server.heldBytes.charge(delta)
     }
 
     func releaseHeldBytes() {
-        loop.server.heldRequestBytes.subtract(chargedBytes, ordering: .relaxed)
+        loop.server.heldBytes.release(chargedBytes)
         chargedBytes = 0
     }
 
     static let uploadsBusy = HTTPProtocolError(
         status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
 
-    /// Asks the responder whether a streamed request may proceed, reading nothing meanwhile: no
-    /// `100 Continue` and no byte of the body before it is allowed.
+    /// Asks the responder whether a streamed request (or one with a large buffered body) may
+    /// proceed, reading nothing meanwhile: no `100 Continue` and no byte of the body before it is
+    /// allowed.
     func admit(_ head: RequestHead) {
         admitting = true
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
@@ -54,6 +54,11 @@ extension Connection {
         if var refusal {
             refusal.headers.set("Connection", "close")
             return sendFinal(refusal, request: makeRequest(head, body: []))
+        }
+        guard parser.isStreamingBody else {
+            // A buffered body: read it now.
+            bufferevent_enable(bev, roost_ev_read())
+            return processBuffered()
         }
         guard let open = loop.server.configuration.bodySinks else { return sendError(Self.storageFailure) }
         do {
@@ -78,6 +83,7 @@ extension Connection {
             headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
             remoteAddress: remoteAddress)
         if loop.server.configuration.tls != nil { request.scheme = "https" }
+        request.heldBytes = loop.server.heldBytes
         request.believeForwardingHeaders(from: loop.server.configuration.trustedProxies)
         return request
     }

@@ -179,6 +179,9 @@ final class Connection: @unchecked Sendable {
                 streamStartedAt = DispatchTime.now().uptimeNanoseconds
                 streamBytes = 0
                 return admit(head)
+            case .bodyStart(let head):
+                // A large buffered body: whoever may not send it is refused before it is read.
+                return admit(head)
             case .bodyPart(let bytes):
                 streamBytes += bytes.count
                 guard let sink = bodySink, !sink.write(bytes), let bev else { continue }

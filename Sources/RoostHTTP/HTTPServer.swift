@@ -85,8 +85,9 @@ public final class HTTPServer: Sendable {
     private let state = Mutex<State>(State())
     /// Uploads in flight, per client address and in all.
     let uploads = ClientSlots()
-    /// Bytes of requests all connections hold now (see ``Configuration/maxHeldRequestBytes``).
-    let heldRequestBytes = Atomic<Int>(0)
+    /// Bytes of requests all connections and handlers hold now (see
+    /// ``Configuration/maxHeldRequestBytes``); handlers reach it as ``Request/heldBytes``.
+    public let heldBytes: HeldBytes
     /// The cap on open connections in force, set at start.
     private let connectionCap = Atomic<Int>(Int.max)
     /// Failed accepts and failed TLS handshakes: one log line a minute, not one per attempt.
@@ -109,6 +110,7 @@ public final class HTTPServer: Sendable {
     public init(configuration: Configuration, responder: any Responder, metrics: HTTPMetrics = HTTPMetrics())
     {
         self.configuration = configuration
+        heldBytes = HeldBytes(limit: configuration.maxHeldRequestBytes)
         self.metrics = metrics
         self.responder = responder
         strictTransportSecurityLine =

@@ -45,6 +45,9 @@ public struct Request: Sendable {
     public var parameters: [String: String] = [:]
     /// The route pattern that matched, for metrics.
     public var route: String?
+    /// The server's budget of held bytes, against which a handler reserves what it builds from
+    /// the body; nil for requests made outside a server.
+    public var heldBytes: HeldBytes?
 
     /// Makes a request; the target is split into path and query.
     public init(

@@ -25,6 +25,10 @@ public struct RequestLimits: Sendable {
     /// For requests it returns a limit for, the body is streamed (``RequestParser/Event/bodyPart(_:)``)
     /// instead of buffered, and capped at that limit instead of ``maxBodyBytes``.
     public var streamedBodyLimit: (@Sendable (RequestHead) -> Int?)?
+    /// A buffered body larger than this (or chunked, whose size is not known) is announced with
+    /// ``RequestParser/Event/bodyStart(_:)`` before a byte of it is taken, so the server can
+    /// refuse the request from its head; nil announces none.
+    public var announcedBodiesOver: Int?
 
     public init(
         maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 10 * 1024 * 1024
@@ -52,6 +56,9 @@ public struct RequestParser: Sendable {
         case streamStart(RequestHead)
         /// The next bytes of a streamed body.
         case bodyPart(ArraySlice<UInt8>)
+        /// The head of a request with a large buffered body (see
+        /// ``RequestLimits/announcedBodiesOver``): its body follows with the next calls.
+        case bodyStart(RequestHead)
         /// The request is malformed or over a limit; answer and close.
         case failure(HTTPProtocolError)
     }
@@ -85,6 +92,9 @@ public struct RequestParser: Sendable {
     public init(limits: RequestLimits) {
         self.limits = limits
     }
+
+    /// Whether the body in progress streams to a sink (else it is buffered).
+    public var isStreamingBody: Bool { streaming }
 
     /// Whether no byte of a next request has arrived.
     public var isIdle: Bool {
@@ -174,6 +184,10 @@ public struct RequestParser: Sendable {
                     $0.name.caseInsensitiveEquals("expect") && $0.value.caseInsensitiveEquals("100-continue")
                 }
                 if streaming { return .streamStart(head) }
+                if let threshold = limits.announcedBodiesOver {
+                    if case .length(let length) = framing, length <= threshold { continue }
+                    return .bodyStart(head)
+                }
             case .fixedBody(let head, let remaining):
                 if remaining == 0 { return finish(head) }
                 let available = min(remaining, buffer.count - position)

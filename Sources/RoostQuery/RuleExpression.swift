@@ -98,3 +98,21 @@ extension RuleExpression {
         }
     }
 }
+
+extension RuleExpression {
+    /// Whether deciding the rule needs the request's body (`@request.body.…`).
+    public var readsRequestBody: Bool {
+        func reads(_ operand: RuleOperand) -> Bool {
+            if case .variable(.requestBody) = operand { return true }
+            return false
+        }
+        switch self {
+        case .and(let parts), .or(let parts): return parts.contains { $0.readsRequestBody }
+        case .not(let inner): return inner.readsRequestBody
+        case .constant, .loggedIn, .randomPick: return false
+        case .comparison(let left, _, let right), .contains(let left, _, let right):
+            return reads(left) || reads(right)
+        case .matches(let left, _): return reads(left)
+        }
+    }
+}

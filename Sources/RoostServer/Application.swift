@@ -121,6 +121,9 @@ public final class Application: Sendable {
     public let logger: Logger
 
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
+    /// Request bodies over this many bytes are admitted by their route when their head arrives.
+    public static let bodiesCheckedAtTheirHeadOver = 64 * 1024
+
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
         // First: a certificate problem is found before the database is touched.
@@ -195,6 +198,9 @@ public final class Application: Sendable {
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics
         ).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
+        // Larger bodies wait at their head until the route has checked the caller: a request
+        // refused anyway costs no read, no parse and no memory.
+        limits.announcedBodiesOver = Self.bodiesCheckedAtTheirHeadOver
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
         let appPrefix = configuration.appPrefix
@@ -366,6 +372,9 @@ public final class Application: Sendable {
 
     /// The port listened on, useful when the configuration asked for port 0.
     public var port: Int { server.port }
+
+    /// Bytes of requests the server holds now: received and unanswered, and reserved for parsing.
+    public var heldRequestBytes: Int { server.heldBytes.current }
 
     /// The plain-HTTP port that redirects to HTTPS, with ``ServerConfiguration/redirectHTTPPort``.
     public var redirectPort: Int? { redirectServer?.port }

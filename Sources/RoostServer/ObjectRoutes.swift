@@ -10,7 +10,9 @@ struct ObjectRoutes: Sendable {
     let blobs: BlobRoutes
 
     func register(in router: inout APIRouter) {
-        router.onWrite(.post, "/ff/resources/:collection") { try await create($0, $1, $2) }
+        router.onWrite(.post, "/ff/resources/:collection", admit: { try await admitCreate($0, $1) }) {
+            try await create($0, $1, $2)
+        }
         router.on(.get, "/ff/resources/:collection") { try await list($0, $1) }
         router.on(.get, "/ff/resources/:collection/:guid") { try await read($0, $1) }
         router.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1) }
@@ -47,6 +49,13 @@ struct ObjectRoutes: Sendable {
             throw RoostError.forbidden(
                 "FFUser objects are created through /ff/register and deleted with 'roost users delete'.")
         }
+    }
+
+    /// What can be decided of a create before its body is read: the collection, and a create
+    /// rule that does not look at the body (`loggedIn`, `none`, a group).
+    private func admitCreate(_ request: Request, _ principal: Principal?) async throws {
+        try Self.refuseUserCreateOrDelete(request)
+        try service.checkCreateBeforeBody(in: request.parameters["collection"]!, caller: principal)
     }
 
     private func create(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws

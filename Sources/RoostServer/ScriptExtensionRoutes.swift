@@ -70,11 +70,15 @@ struct ScriptExtensionRoutes: Sendable {
 
     func register(in router: inout APIRouter) {
         for method in [HTTPMethod.get, .post, .put, .patch, .delete] {
-            router.on(method, Self.pattern) { request, principal in try await run(request, principal) }
+            router.on(method, Self.pattern, admit: { try admitted($0, $1) }) { request, principal in
+                try await run(request, principal)
+            }
         }
     }
 
-    func run(_ request: Request, _ caller: Principal?) async throws -> Response {
+    /// The extension a request names, when its caller may run it with a body of that size;
+    /// checked again when the whole request is in, and first when a large body's head arrives.
+    private func admitted(_ request: Request, _ caller: Principal?) throws -> ScriptExtension {
         let name = request.parameters["name"] ?? ""
         guard let scriptExtension = definitions.definition.scripts.extensions[name] else {
             throw RoostError(
@@ -82,11 +86,18 @@ struct ScriptExtensionRoutes: Sendable {
                 details: JSONObject(uniqueMembers: [("extension", .string(String(name.prefix(100))))]))
         }
         if scriptExtension.secured, caller == nil { throw RoostError.loginRequired }
-        guard request.body.count <= Self.maxContentBytes else {
+        let declared = request.headers["Content-Length"].flatMap { Int($0) } ?? 0
+        guard max(request.body.count, declared) <= Self.maxContentBytes else {
             throw RoostError(
                 status: 413, code: "body_too_large",
                 message: "An extension takes at most \(Self.maxContentBytes >> 20) MiB of request body.")
         }
+        return scriptExtension
+    }
+
+    func run(_ request: Request, _ caller: Principal?) async throws -> Response {
+        let name = request.parameters["name"] ?? ""
+        let scriptExtension = try admitted(request, caller)
         let runner =
             caller.map { "user " + $0.userGuid } ?? "address " + clientKey(forAddress: request.remoteAddress)
         guard runs.acquire(runner, total: .max, perClient: runsPerCaller) else {

@@ -23,7 +23,7 @@ struct HeldBytesTests {
         let holder = try RawConnection(port: port)
         holder.send(head + String(repeating: "a", count: 90_000))
         // (The first 16 KiB of each connection are not counted.)
-        #expect(await eventually { server.heldRequestBytes.load(ordering: .relaxed) >= 90_000 - 16 * 1024 })
+        #expect(await eventually { server.heldBytes.current >= 90_000 - 16 * 1024 })
         // ...so a second one that needs 50 KB more is turned away.
         let refused = try await offCooperativePool {
             let connection = try RawConnection(port: port)
@@ -36,7 +36,7 @@ struct HeldBytesTests {
         // The first completes; once answered, what it held is free again.
         holder.send(String(repeating: "a", count: 10_000))
         #expect(try await holder.response().text == "100000")
-        #expect(await eventually { server.heldRequestBytes.load(ordering: .relaxed) == 0 })
+        #expect(await eventually { server.heldBytes.current == 0 })
         let again = try await TestHTTPClient(port: port).send(
             "POST", "/echo", body: [UInt8](repeating: 1, count: 100_000))
         #expect(again.text == "100000")

@@ -19,6 +19,8 @@ struct RequestParserFuzzTests {
     static var limits: RequestLimits {
         var limits = RequestLimits(maxHeaderBytes: 512, maxHeaderCount: 8, maxBodyBytes: maxBody)
         limits.streamedBodyLimit = { $0.target.hasPrefix("/up") ? maxStreamed : nil }
+        // Bodies over 8 bytes (and chunked ones) are announced before they are taken.
+        limits.announcedBodiesOver = 8
         return limits
     }
 
@@ -141,6 +143,11 @@ struct RequestParserFuzzTests {
                     if streamed != nil { problems.append("nested stream for \(show(input))") }
                     if !head.target.hasPrefix("/up") { problems.append("stream for \(head.target)") }
                     streamed = []
+                    continue
+                case .bodyStart(let head):
+                    if head.target.hasPrefix("/up") {
+                        problems.append("announced a streamed body for \(head.target)")
+                    }
                     continue
                 case .bodyPart(let part):
                     guard streamed != nil, !part.isEmpty else {

@@ -22,7 +22,7 @@ struct StrictFramingTests {
                 switch event {
                 case .needMore: break
                 case .request, .failure: return event
-                case .streamStart, .bodyPart: continue
+                case .streamStart, .bodyPart, .bodyStart: continue
                 }
                 break
             }

@@ -43,6 +43,12 @@ public struct ObjectService: Sendable {
     /// has its own resource.
     static let reservedFields = metadataFields + ["ffACL"]
 
+    /// Refuses a create that can be refused before its body is read (see `Access`); passing it
+    /// promises nothing, the create checks everything again.
+    public func checkCreateBeforeBody(in collection: String, caller: Principal?) throws {
+        try access(caller).checkCreateBeforeBody(in: collection)
+    }
+
     /// Creates an object. The body may name its own `guid` (so a client can retry a create without
     /// making a duplicate); other metadata fields are refused. `createdBy` is always the caller.
     /// `idempotency`, the request's key, is marked as run in the write's own transaction.

@@ -108,6 +108,23 @@ public struct Access: Sendable {
         }
     }
 
+    /// What of a create can be decided without its body (before it is read): whether the
+    /// collection may come into being, and a create rule that does not look at the body.
+    func checkCreateBeforeBody(in collection: String) throws {
+        guard !isAdmin else { return }
+        if !definition.settings.allowNewCollections, !definition.declares(collection) {
+            throw RoostError.collectionNotAllowed(collection)
+        }
+        let rule = rule(.create, in: collection)
+        guard !rule.readsRequestBody,
+            case .constant(false) = RuleBinder(caller: caller, body: nil).bind(rule)
+        else { return }
+        let placeholder = StoredObject(
+            collection: collection, guid: "", document: [], createdBy: nil, createdAt: 0, updatedBy: nil,
+            updatedAt: 0, version: 0, acl: nil)
+        throw denial(.create, placeholder, byACL: false)
+    }
+
     /// Checks an update or delete of `object` (as stored now); `body` is what the request sent.
     /// 404 when the caller cannot even read it, 401 for anonymous callers, 403 otherwise.
     func checkWrite(_ operation: AppDefinition.Operation, _ object: StoredObject, body: JSONObject?) throws {
