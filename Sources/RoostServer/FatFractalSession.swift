@@ -60,6 +60,15 @@ struct FatFractalSession {
         guard let secret, request.headers["Authorization"] == nil, request.headers["X-Token"] == nil else {
             return
         }
+        // An extension may write even when called with GET, and `SameSite=Lax` cookies ride
+        // top-level navigations from any site: a link elsewhere would run it as the user.
+        if fromCookie, FatFractalDialect.isExtensionPath(request.path), !Self.isSameOrigin(request) {
+            throw RoostError(
+                status: 403, code: "same_origin_required",
+                message:
+                    "An extension call authenticated by the sessionId cookie must come from this app's own pages: send the Data-type header as FatFractal's clients do (a browser's Sec-Fetch-Site: same-origin or a matching Origin also serves)."
+            )
+        }
         if fromCookie, ![.get, .head, .options].contains(request.method), request.headers["Data-type"] == nil
         {
             throw RoostError(
@@ -69,6 +78,19 @@ struct FatFractalSession {
             )
         }
         request.headers.set("X-Token", secret)
+    }
+
+    /// Whether a cookie-authenticated request shows it comes from the app's own pages: the
+    /// dialect's header (which no other site can send without a preflight), the browser's
+    /// `Sec-Fetch-Site` (`same-origin`, or `none` for an address the user typed), or an `Origin`
+    /// that is this server's.
+    static func isSameOrigin(_ request: Request) -> Bool {
+        if request.headers["Data-type"] != nil { return true }
+        if let site = request.headers["Sec-Fetch-Site"]?.lowercased() {
+            return site == "same-origin" || site == "none"
+        }
+        guard let origin = request.headers["Origin"], let host = request.headers["Host"] else { return false }
+        return origin.caseInsensitiveCompare("\(request.scheme)://\(host)") == .orderedSame
     }
 
     /// `Set-Cookie` values that hand the session to a browser: readable by JavaScript (the SDK

@@ -78,6 +78,44 @@ struct ScriptExtensionRouteTests {
         }
     }
 
+    /// A link on another site is a top-level GET that carries `SameSite=Lax` cookies: it must not
+    /// run an extension as the user. Proof of the app's own page is the dialect's header, the
+    /// browser's `Sec-Fetch-Site`, or a matching `Origin`.
+    @Test func aCookieAloneDoesNotRunAnExtensionFromAnotherSite() async throws {
+        let server = try await Self.makeServer()
+        defer { Task { await server.stop() } }
+        let login = try await server.client.fatFractalRegister("alice")
+        let refused: [[(String, String)]] = [
+            [],
+            [("Sec-Fetch-Site", "cross-site")],
+            [("Sec-Fetch-Site", "same-site")],
+            [("Origin", "https://evil.example")],
+            [("Origin", "null")],
+        ]
+        for method in ["GET", "POST"] {
+            for headers in refused {
+                let answer = try await server.client.send(
+                    method, "/ff/ext/WhoAmI", headers: [login.cookieHeader] + headers)
+                #expect(answer.status == 403, "\(method) \(headers)")
+                #expect(answer.json["code"] as? String == "same_origin_required", "\(answer.text)")
+            }
+        }
+        let allowed: [[(String, String)]] = [
+            [("Sec-Fetch-Site", "same-origin")],
+            [("Sec-Fetch-Site", "none")],
+            [("Origin", "http://127.0.0.1")],
+            [("Data-type", "application/json")],
+        ]
+        for headers in allowed {
+            let answer = try await server.client.send(
+                "GET", "/ff/ext/WhoAmI", headers: [login.cookieHeader] + headers)
+            #expect(answer.status == 200, "\(headers): \(answer.text)")
+        }
+        // A token in a header is no ambient credential: no proof needed.
+        let bearer = try await server.client.send("GET", "/ff/ext/WhoAmI", headers: login.authHeaders)
+        #expect(bearer.status == 200)
+    }
+
     @Test("a secured extension refuses anonymous callers with the dialect's 401, and answers a logged-in one")
     func securedStats() async throws {
         let server = try await Self.makeServer()
@@ -93,8 +131,9 @@ struct ScriptExtensionRouteTests {
                 "POST", "/ff/resources/Note", #"{"n":\#(n)}"#, login.authHeaders)
             #expect(note.status == 201)
         }
-        // The browser's way: the session cookie (a GET needs no Data-type).
-        let stats = try await server.client.send("GET", "/ff/ext/Stats", headers: [login.cookieHeader])
+        // The browser's way: the session cookie, from the app's own page (a GET needs no Data-type).
+        let stats = try await server.client.send(
+            "GET", "/ff/ext/Stats", headers: [login.cookieHeader, ("Sec-Fetch-Site", "same-origin")])
         #expect(stats.status == 200)
         #expect(stats.json["statusMessage"] as? String == "Counted on the server")
         let result = try #require(stats.json["result"] as? [String: Any])
