@@ -67,7 +67,10 @@ struct FatFractalDialect: Responder {
 
     func respond(to original: Request) async -> Response {
         var request = removingAppPrefix(original)
-        if let hosting, let answer = hosting.respond(to: request) { return answer }
+        let prefix = original.path == request.path ? "" : "/" + (appPrefix ?? "")
+        if let hosting, let answer = hosting.respond(to: request, prefix: prefix, asked: original.path) {
+            return answer
+        }
         guard speaksDialect(request), request.method != .options else {
             return await inner.respond(to: request)
         }

@@ -7,7 +7,7 @@ import RoostHTTP
 /// types by extension, ETags and single ranges, and the bytes sent with `sendfile` like blobs.
 ///
 /// Never a directory listing, never a dot file, never a path outside the folder (`..`, encoded
-/// slashes, NUL and symbolic links that lead out are all 404).
+/// slashes, NUL, and symbolic links that lead out or to a dot file are all 404).
 public struct StaticHosting: Sendable {
     /// The folder, resolved (symbolic links followed), ending without '/'.
     let root: String
@@ -29,8 +29,9 @@ public struct StaticHosting: Sendable {
             || path == "/openapi.json"
     }
 
-    /// The answer for `request`'s path, or nil when it is not a static file's request.
-    func respond(to request: Request) -> Response? {
+    /// The answer for `request`'s path, or nil when it is not a static file's request. `prefix`
+    /// is the app prefix the client's path had (`/wouldya`), which a folder's redirect keeps.
+    func respond(to request: Request, prefix: String = "", asked: Substring? = nil) -> Response? {
         guard request.method == .get || request.method == .head, !Self.isAPIPath(request.path) else {
             return nil
         }
@@ -39,16 +40,22 @@ public struct StaticHosting: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return Self.notFound }
         if (info.st_mode & S_IFMT) == S_IFDIR {
-            guard request.path.hasSuffix("/") else {
+            // `/wouldya` is the app's folder as much as `/Scripts` is one.
+            guard request.path.hasSuffix("/"), (asked ?? request.path).hasSuffix("/") else {
                 var redirect = Response(status: 301)
-                redirect.headers.set("Location", String(request.path) + "/")
+                redirect.headers.set(
+                    "Location",
+                    (request.path == "/" ? prefix : prefix + request.path) + "/"
+                        + (request.query.map { "?" + $0 } ?? ""))
                 return redirect
             }
             path += "/index.html"
             guard stat(path, &info) == 0 else { return Self.notFound }
         }
-        // Symbolic links may not lead outside the folder.
-        guard (info.st_mode & S_IFMT) == S_IFREG, let real = Self.resolved(path), real.hasPrefix(root + "/")
+        // Symbolic links may not lead outside the folder, nor to a dot file or into a dot folder
+        // inside it (`env.txt → .env`, `gitdir/ → .git/`).
+        guard (info.st_mode & S_IFMT) == S_IFREG, let real = Self.resolved(path), real.hasPrefix(root + "/"),
+            !real.dropFirst(root.count + 1).split(separator: "/").contains(where: { $0.hasPrefix(".") })
         else { return Self.notFound }
         let descriptor = open(real, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return Self.notFound }

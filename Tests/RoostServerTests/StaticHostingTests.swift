@@ -19,6 +19,12 @@ import Testing
         try Data("secret".utf8).write(to: URL(fileURLWithPath: site + "/.env"))
         try Data("outside".utf8).write(to: URL(fileURLWithPath: root + "/outside.txt"))
         try manager.createSymbolicLink(atPath: site + "/leak.txt", withDestinationPath: root + "/outside.txt")
+        // Links inside the folder whose real paths have a dot segment: `env.txt → .env`,
+        // `gitdir/ → .git/`.
+        try manager.createDirectory(atPath: site + "/.git", withIntermediateDirectories: true)
+        try Data("[core] secret".utf8).write(to: URL(fileURLWithPath: site + "/.git/config"))
+        try manager.createSymbolicLink(atPath: site + "/env.txt", withDestinationPath: site + "/.env")
+        try manager.createSymbolicLink(atPath: site + "/gitdir", withDestinationPath: site + "/.git")
         return site
     }
 
@@ -54,7 +60,7 @@ import Testing
     @Test(arguments: [
         "/empty/", "/.env", "/leak.txt", "/../outside.txt", "/%2e%2e/outside.txt",
         "/Scripts%2f..%2f..%2foutside.txt",
-        "/index.html%00.js", "/nothing.html",
+        "/index.html%00.js", "/nothing.html", "/env.txt", "/gitdir/config", "/gitdir/",
     ])
     func refusesListingsDotFilesAndEscapes(path: String) async throws {
         let server = try await server(site: try makeSite())
@@ -111,5 +117,12 @@ import Testing
         #expect(bytes.body == [1, 2, 3])
         let page = try await server.client.send("GET", "/hoodyoodoo/index.html")
         #expect(page.text == "<p>hello</p>")
+        // A folder's redirect keeps the prefix (and the query).
+        let folder = try await server.client.send("GET", "/hoodyoodoo/Scripts?v=2")
+        #expect(folder.status == 301)
+        #expect(folder.header("Location") == "/hoodyoodoo/Scripts/?v=2")
+        let app = try await server.client.send("GET", "/hoodyoodoo")
+        #expect(app.status == 301)
+        #expect(app.header("Location") == "/hoodyoodoo/")
     }
 }
