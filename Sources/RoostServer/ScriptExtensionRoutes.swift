@@ -123,13 +123,34 @@ struct ScriptExtensionRoutes: Sendable {
         invocation.owner = runner
         let outcome = try await invoke(invocation, calls)
         do {
-            return try ScriptExtensionAnswer.response(outcome)
+            return Self.hardened(try ScriptExtensionAnswer.response(outcome))
         } catch let problem as ScriptExtensionAnswer.Problem {
             logger.error(
                 "extension '\(name)' answered badly: \(problem.reason)", requestID: request.requestID,
                 fields: [("script", name)])
             throw RoostError.scriptFailed(name)
         }
+    }
+}
+
+extension ScriptExtensionRoutes {
+    /// What an extension's HTML may load: its own origin's resources, no plug-ins, no inline
+    /// script (a script that echoes what a caller sent cannot be turned against the app's users).
+    static let htmlContentSecurityPolicy =
+        "default-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'"
+
+    /// An extension's answer as sent: never sniffed into another type, and HTML under
+    /// ``htmlContentSecurityPolicy``.
+    static func hardened(_ response: Response) -> Response {
+        var response = response
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        let type = response.headers["Content-Type"]?.lowercased() ?? ""
+        if type.hasPrefix("text/html") || type.hasPrefix("application/xhtml"),
+            response.headers["Content-Security-Policy"] == nil
+        {
+            response.headers.set("Content-Security-Policy", htmlContentSecurityPolicy)
+        }
+        return response
     }
 }
 

@@ -78,6 +78,23 @@ struct ScriptExtensionRouteTests {
         }
     }
 
+    @Test func extensionAnswersAreNeverSniffedAndHTMLHasAPolicy() async throws {
+        let server = try await Self.makeServer()
+        defer { Task { await server.stop() } }
+        let page = try await server.client.send("GET", "/ff/ext/Greet")
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+        #expect(page.header("X-Content-Type-Options") == "nosniff")
+        #expect(
+            page.header("Content-Security-Policy")
+                == "default-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'"
+        )
+        let json = try await server.client.send("GET", "/ff/ext/Echo")
+        #expect(json.status == 200)
+        #expect(json.header("X-Content-Type-Options") == "nosniff")
+        #expect(json.header("Content-Security-Policy") == nil)
+    }
+
     /// A link on another site is a top-level GET that carries `SameSite=Lax` cookies: it must not
     /// run an extension as the user. Proof of the app's own page is the dialect's header, the
     /// browser's `Sec-Fetch-Site`, or a matching `Origin`.
