@@ -119,13 +119,13 @@ final class Connection: @unchecked Sendable {
                 ))
         }
         if let firstByteAt {
-            if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
+            if elapsed(since: firstByteAt, now: now) > UInt64(configuration.readTimeout) * 1_000_000_000 {
                 sendError(
                     HTTPProtocolError(
                         status: 408, code: "request_timeout",
                         message: "The request was not received in time; send it again."))
             }
-        } else if now - waitingSince > UInt64(configuration.idleTimeout) * 1_000_000_000 {
+        } else if elapsed(since: waitingSince, now: now) > UInt64(configuration.idleTimeout) * 1_000_000_000 {
             close()
         }
     }
@@ -262,7 +262,7 @@ final class Connection: @unchecked Sendable {
                 closeAfterWrite = true
             }
         }
-        let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
+        let elapsed = RoostHTTP.elapsed(since: started, now: DispatchTime.now().uptimeNanoseconds) / 1000
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
             loop: loop.index)
