@@ -146,8 +146,9 @@ public struct RequestParser: Sendable {
                 }
                 let head: RequestHead
                 let framing: Framing
+                let expectsContinue: Bool
                 switch parseHead(buffer[position..<end]) {
-                case .success(let parsed): (head, framing) = parsed
+                case .success(let parsed): (head, framing, expectsContinue) = parsed
                 case .failure(let error): return fail(error)
                 }
                 position = end + 4
@@ -170,9 +171,7 @@ public struct RequestParser: Sendable {
                 case .chunked:
                     state = .chunkSize(head)
                 }
-                continuePending = head.headers.contains {
-                    $0.name.caseInsensitiveEquals("expect") && $0.value.caseInsensitiveEquals("100-continue")
-                }
+                continuePending = expectsContinue
                 if streaming { return .streamStart(head) }
             case .fixedBody(let head, let remaining):
                 if remaining == 0 { return finish(head) }
