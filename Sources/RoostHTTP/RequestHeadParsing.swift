@@ -154,7 +154,7 @@ extension RequestParser {
                 // RFC 9112 section 3.2: one Host, and a valid one. A comma is a list, which is
                 // what a proxy makes of two Hosts: each hop would pick a different one.
                 if hasHost { return .failure(Self.invalidHost("The request has more than one Host header.")) }
-                guard !value.isEmpty, value.allSatisfy(Self.isHostByte) else {
+                guard Self.isValidHost(value) else {
                     return .failure(
                         Self.invalidHost(
                             "The Host header must be a host name or address, with an optional port."))
@@ -192,15 +192,39 @@ extension RequestParser {
         HTTPProtocolError(status: 400, code: "invalid_host", message: message)
     }
 
-    /// A byte of `uri-host [":" port]` (RFC 3986: reg-name, IPv4, a bracketed IPv6 literal),
-    /// less the comma (see the Host check above).
-    static func isHostByte(_ byte: UInt8) -> Bool {
+    /// Whether a Host value is `uri-host [":" port]` (RFC 3986): a bracketed IPv6 literal or a
+    /// non-empty reg-name (which covers IPv4 and DNS names) without a comma (see the Host check
+    /// above), then at most a colon and up to five digits.
+    static func isValidHost(_ value: ArraySlice<UInt8>) -> Bool {
+        let colon = UInt8(ascii: ":")
+        let hostEnd: Int
+        if value.first == UInt8(ascii: "[") {
+            guard let close = value.firstIndex(of: UInt8(ascii: "]")), close > value.startIndex + 1,
+                value[(value.startIndex + 1)..<close].allSatisfy({
+                    PercentEncoding.hexValue($0) != nil || $0 == colon || $0 == UInt8(ascii: ".")
+                })
+            else { return false }
+            hostEnd = close + 1
+        } else {
+            hostEnd = value.firstIndex(of: colon) ?? value.endIndex
+            guard hostEnd > value.startIndex, value[..<hostEnd].allSatisfy(isRegNameByte) else {
+                return false
+            }
+        }
+        let port = value[hostEnd...]
+        return port.isEmpty
+            || (port.first == colon && port.count <= 6
+                && port.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+    }
+
+    /// unreserved, pct-encoded's `%` and sub-delims, less the comma.
+    private static func isRegNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
-            return "-._~%!$&'()*+;=:[]".utf8.contains(byte)
+            return "-._~%!$&'()*+;=".utf8.contains(byte)
         }
     }
 

@@ -33,6 +33,14 @@ struct HostAndExpectTests {
             "Host: a.com\t:80\r\n",
             "Host: caf\u{e9}.com\r\n",
             "Host: a\"b\r\n",
+            "Host: a.com:x\r\n",
+            "Host: a.com:80:90\r\n",
+            "Host: a.com:1234567\r\n",
+            "Host: :80\r\n",
+            "Host: [::1\r\n",
+            "Host: [::1]x\r\n",
+            "Host: []\r\n",
+            "Host: [::g]\r\n",
         ])
     func badHost(fields: String) {
         let error = refusal("GET / HTTP/1.1\r\n\(fields)\r\n")
@@ -54,7 +62,7 @@ struct HostAndExpectTests {
         "a Host the grammar allows is accepted",
         arguments: [
             "localhost", "localhost:8080", "api.example.com", "127.0.0.1:80", "[::1]", "[2001:db8::1]:443",
-            "x_y.com", "A.COM",
+            "x_y.com", "A.COM", "a.com:", "[::ffff:192.0.2.1]:80",
         ])
     func goodHost(host: String) {
         guard case .request(let head, _) = parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n") else {
