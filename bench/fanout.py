@@ -118,7 +118,8 @@ def start_roost(binary, tmp, count):
     limit = str(count + 200)
     proc = subprocess.Popen([binary, "serve", "--port", str(port), "--data-dir", os.path.join(tmp, "roost-data"),
                              "--app", app, "--events-max-streams", limit, "--events-max-streams-per-user", limit,
-                             "--events-max-streams-per-client", limit],
+                             "--events-max-streams-per-client", limit,
+                             "--max-connections-per-client", limit],
                             stdout=log, stderr=log)
     bench.wait_for(port, "/health")
     token = bench.call(port, "POST", "/ff/register", {"userName": "bench", "password": "benchpassword123"})["token"]

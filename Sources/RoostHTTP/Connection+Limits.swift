@@ -100,9 +100,15 @@ extension Connection {
     /// seconds, each further second must have brought `minimumUploadRate` bytes.
     func uploadTooSlow(now: UInt64, configuration: HTTPServer.Configuration) -> Bool {
         guard bodySink != nil, !waitingForSink else { return false }
-        let allowed =
-            UInt64(configuration.readTimeout) * 1_000_000_000 + UInt64(streamBytes) * 1_000_000_000
-            / UInt64(max(1, configuration.minimumUploadRate))
-        return now - streamStartedAt > allowed
+        return Self.uploadTooSlow(
+            nanoseconds: elapsed(since: streamStartedAt, now: now), bytes: streamBytes,
+            readTimeout: configuration.readTimeout, minimumRate: configuration.minimumUploadRate)
+    }
+
+    /// The rule of ``uploadTooSlow(now:configuration:)``, in floating point: in whole
+    /// nanoseconds, the time allowed for a blob of 18 GB at 1 byte per second overflows 64 bits.
+    static func uploadTooSlow(nanoseconds: UInt64, bytes: Int, readTimeout: Int, minimumRate: Int) -> Bool {
+        let allowed = Double(readTimeout) + Double(bytes) / Double(max(1, minimumRate))
+        return Double(nanoseconds) > allowed * 1e9
     }
 }

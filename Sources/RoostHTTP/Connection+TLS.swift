@@ -4,7 +4,7 @@ import Dispatch
 
 // A connection over TLS: libevent's OpenSSL bufferevent does the handshake and the encryption,
 // so the rest of Connection reads and writes plaintext as over TCP. What differs is here: the
-// handshake runs under the read timeout from the accept, a failed handshake is logged (once a
+// handshake runs under its own deadline from the accept, a failed handshake is logged (once a
 // minute at most) and closed, and a connection that ends cleanly sends close_notify.
 extension Connection {
     /// A socket bufferevent, or an accepting OpenSSL one when the server speaks TLS.
@@ -40,10 +40,12 @@ extension Connection {
         return true
     }
 
-    /// Closes a connection whose handshake outlived the read timeout.
+    /// Closes a connection whose handshake outlived the handshake timeout (or the read timeout,
+    /// when that is shorter).
     func handshakeDeadline(now: UInt64) {
-        let timeout = loop.server.configuration.readTimeout
-        guard now - waitingSince > UInt64(timeout) * 1_000_000_000 else { return }
+        let configuration = loop.server.configuration
+        let timeout = max(1, min(configuration.tlsHandshakeTimeout, configuration.readTimeout))
+        guard elapsed(since: waitingSince, now: now) > UInt64(timeout) * 1_000_000_000 else { return }
         loop.server.warnHandshakeFailure(remoteAddress, reason: "not finished within \(timeout) s")
         tlsFailed = true
         close()

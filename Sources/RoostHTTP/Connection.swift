@@ -45,7 +45,7 @@ final class Connection: @unchecked Sendable {
     var uploadSlotClient = ""
     var streamStartedAt: UInt64 = 0
     var streamBytes = 0
-    /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldRequestBytes``.
+    /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldBytes``.
     var chargedBytes = 0
     /// Over TLS (see Connection+TLS.swift): bytes go through OpenSSL, never straight to the socket.
     let secure: Bool
@@ -119,13 +119,13 @@ final class Connection: @unchecked Sendable {
                 ))
         }
         if let firstByteAt {
-            if now - firstByteAt > UInt64(configuration.readTimeout) * 1_000_000_000 {
+            if elapsed(since: firstByteAt, now: now) > UInt64(configuration.readTimeout) * 1_000_000_000 {
                 sendError(
                     HTTPProtocolError(
                         status: 408, code: "request_timeout",
                         message: "The request was not received in time; send it again."))
             }
-        } else if now - waitingSince > UInt64(configuration.idleTimeout) * 1_000_000_000 {
+        } else if elapsed(since: waitingSince, now: now) > UInt64(configuration.idleTimeout) * 1_000_000_000 {
             close()
         }
     }
@@ -265,7 +265,7 @@ final class Connection: @unchecked Sendable {
                 closeAfterWrite = true
             }
         }
-        let elapsed = (DispatchTime.now().uptimeNanoseconds - started) / 1000
+        let elapsed = RoostHTTP.elapsed(since: started, now: DispatchTime.now().uptimeNanoseconds) / 1000
         loop.server.observe(
             request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
             loop: loop.index)

@@ -21,6 +21,8 @@ final class EventLoop: @unchecked Sendable {
     private let finished = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let threadID = Mutex<pthread_t?>(nil)
     var connections: [ObjectIdentifier: Connection] = [:]
+    /// The client each counted connection holds a slot of ``HTTPServer/connectionsPerClient`` for.
+    private var connectionClients: [ObjectIdentifier: String] = [:]
     var isDraining = false
     // Strong: the server drops its loops at shutdown, which breaks the cycle.
     let server: HTTPServer
@@ -179,19 +181,35 @@ final class EventLoop: @unchecked Sendable {
             server.refuseConnection(fd)
             return
         }
+        let remoteAddress = Self.describe(address)
+        let client = server.connectionClient(remoteAddress)
+        if let client,
+            !server.connectionsPerClient.acquire(
+                client, total: .max, perClient: server.configuration.maxConnectionsPerClient)
+        {
+            server.metrics.connectionClosed()
+            server.refuseConnection(fd, perClient: true)
+            return
+        }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        guard let connection = Connection(fd: fd, remoteAddress: Self.describe(address), loop: self) else {
+        guard let connection = Connection(fd: fd, remoteAddress: remoteAddress, loop: self) else {
+            if let client { server.connectionsPerClient.release(client) }
             server.metrics.connectionClosed()
             close(fd)
             return
         }
         connections[ObjectIdentifier(connection)] = connection
+        if let client { connectionClients[ObjectIdentifier(connection)] = client }
     }
 
     func remove(_ connection: Connection) {
-        if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+        let id = ObjectIdentifier(connection)
+        if connections.removeValue(forKey: id) != nil {
             server.metrics.connectionClosed()
+        }
+        if let client = connectionClients.removeValue(forKey: id) {
+            server.connectionsPerClient.release(client)
         }
     }
 

@@ -30,6 +30,10 @@ public final class HTTPServer: Sendable {
         /// Open connections at most; one more is answered 503 `server_busy` and closed. Nil takes
         /// 10,000, or less when the descriptor limit is lower (the limit less 128).
         public var maxConnections: Int?
+        /// Open connections from one client address at most (an IPv6 /64 as one), so that one
+        /// address cannot hold every slot with idle sockets or slow handshakes; one more is
+        /// answered 503 `server_busy` and closed. Trusted proxies' connections are not counted.
+        public var maxConnectionsPerClient = 256
         /// Streamed bodies (uploads) received at once, in all and from one client address:
         /// 503 `server_busy` with `Retry-After` beyond.
         public var maxUploads = 64
@@ -47,6 +51,9 @@ public final class HTTPServer: Sendable {
         public var logger = Logger()
         /// Speak TLS with this certificate instead of plain HTTP.
         public var tls: TLSContext?
+        /// Seconds a TLS handshake may take from the accept (`readTimeout` when that is shorter):
+        /// a handshake costs the server more than an idle socket, and a client needs far less.
+        public var tlsHandshakeTimeout = 10
         /// The `Strict-Transport-Security` value sent on every answer over TLS; nil sends none.
         public var strictTransportSecurity: String? = "max-age=31536000"
 
@@ -88,6 +95,8 @@ public final class HTTPServer: Sendable {
     /// Bytes of requests all connections and handlers hold now (see
     /// ``Configuration/maxHeldRequestBytes``); handlers reach it as ``Request/heldBytes``.
     public let heldBytes: HeldBytes
+    /// Open connections per client address (see ``Configuration/maxConnectionsPerClient``).
+    let connectionsPerClient = ClientSlots()
     /// The cap on open connections in force, set at start.
     private let connectionCap = Atomic<Int>(Int.max)
     /// Failed accepts and failed TLS handshakes: one log line a minute, not one per attempt.
@@ -95,8 +104,9 @@ public final class HTTPServer: Sendable {
     private let handshakeWarning = RateLimitedWarning()
     /// The `Strict-Transport-Security` header line, over TLS only.
     let strictTransportSecurityLine: String?
-    /// The answer to a connection beyond the cap, rendered once.
+    /// The answers to a connection beyond the cap, in all and per client, rendered once.
     private let refusal: [UInt8]
+    private let clientRefusal: [UInt8]
     /// How long accepting pauses after it failed.
     static let acceptPauseMilliseconds = 100
 
@@ -120,7 +130,15 @@ public final class HTTPServer: Sendable {
             configuration.errorBody(
                 HTTPProtocolError(
                     status: 503, code: "server_busy",
-                    message: "The server has too many open connections; try again shortly.")))
+                    message: "The server has too many open connections; try again shortly.")),
+            retryAfter: 1)
+        clientRefusal = Self.serializedRefusal(
+            configuration.errorBody(
+                HTTPProtocolError(
+                    status: 503, code: "server_busy",
+                    message:
+                        "Too many connections are open from your address; close some or try again shortly.")),
+            retryAfter: 5)
     }
 
     /// The port the server listens on, once started.
@@ -183,12 +201,19 @@ public final class HTTPServer: Sendable {
     /// Open connections at most (see ``Configuration/maxConnections``).
     public var connectionLimit: Int { connectionCap.load(ordering: .relaxed) }
 
-    /// Answers a connection beyond the cap and closes it, without a connection object.
-    func refuseConnection(_ fd: Int32) {
+    /// What a connection from `peer` counts against in ``connectionsPerClient``: its client key,
+    /// or nil for a trusted proxy, whose connections carry many clients.
+    func connectionClient(_ peer: String) -> String? {
+        configuration.trustedProxies.contains(peer) ? nil : clientKey(forAddress: peer)
+    }
+
+    /// Answers a connection beyond the cap (in all, or from its client) and closes it, without
+    /// a connection object.
+    func refuseConnection(_ fd: Int32, perClient: Bool = false) {
         // Over TLS a plaintext answer would be garbage to the client, and a handshake is the
         // very cost the cap saves.
         if configuration.tls == nil {
-            _ = refusal.withUnsafeBytes {
+            _ = (perClient ? clientRefusal : refusal).withUnsafeBytes {
                 send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
         }
@@ -228,7 +253,7 @@ public final class HTTPServer: Sendable {
         return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 
-    private static func serializedRefusal(_ response: Response) -> [UInt8] {
+    private static func serializedRefusal(_ response: Response, retryAfter: Int) -> [UInt8] {
         var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
         // One answer for every refused connection: a request id would be the same on all of them.
         for field in response.headers
@@ -237,7 +262,8 @@ public final class HTTPServer: Sendable {
         {
             head += "\(field.name): \(field.value)\r\n"
         }
-        head += "Content-Length: \(response.body.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        head +=
+            "Content-Length: \(response.body.count)\r\nRetry-After: \(retryAfter)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + response.body
     }
 

@@ -8,9 +8,12 @@ final class RateLimitedWarning: Sendable {
     private static let interval: UInt64 = 60_000_000_000
 
     /// Nil when this one is held back; else how many were held back since the last one logged.
-    func admit(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int? {
+    /// Without `now`, the clock is read under the lock, so the times logged only grow; a `now`
+    /// earlier than the last one logged (read before another thread took the lock) is held back.
+    func admit(now: UInt64? = nil) -> Int? {
         state.withLock { warning -> Int? in
-            if let last = warning.lastLogged, now - last < Self.interval {
+            let now = now ?? DispatchTime.now().uptimeNanoseconds
+            if let last = warning.lastLogged, elapsed(since: last, now: now) < Self.interval {
                 warning.suppressed += 1
                 return nil
             }

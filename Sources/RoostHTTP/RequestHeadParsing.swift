@@ -18,10 +18,13 @@ extension RequestParser {
         }
     }
 
+    /// A parsed head, how its body is framed, and whether it asks for `100 Continue`.
+    typealias ParsedHead = (head: RequestHead, framing: Framing, expectsContinue: Bool)
+
     /// Parses a head that ``findHeadEnd()`` delimited (so every LF in it follows a CR), in one
     /// pass of index loops: no intermediate arrays of lines.
-    func parseHead(_ bytes: ArraySlice<UInt8>) -> Result<(RequestHead, Framing), HTTPProtocolError> {
-        func bad(_ message: String) -> Result<(RequestHead, Framing), HTTPProtocolError> {
+    func parseHead(_ bytes: ArraySlice<UInt8>) -> Result<ParsedHead, HTTPProtocolError> {
+        func bad(_ message: String) -> Result<ParsedHead, HTTPProtocolError> {
             .failure(Self.invalid(message))
         }
         let end = bytes.endIndex
@@ -79,6 +82,7 @@ extension RequestParser {
         var framing = Framing.none
         var lengthCount = 0
         var hasHost = false
+        var expectsContinue = false
         var closeRequested = false
         var keepAliveRequested = false
         index = requestEnd + 2
@@ -147,7 +151,29 @@ extension RequestParser {
                     if String(trimmed).caseInsensitiveEquals("keep-alive") { keepAliveRequested = true }
                 }
             } else if Self.equalsIgnoringCase(name, "host") {
+                // RFC 9112 section 3.2: one Host, and a valid one. A comma is a list, which is
+                // what a proxy makes of two Hosts: each hop would pick a different one.
+                if hasHost { return .failure(Self.invalidHost("The request has more than one Host header.")) }
+                guard Self.isValidHost(value) else {
+                    return .failure(
+                        Self.invalidHost(
+                            "The Host header must be a host name or address, with an optional port."))
+                }
                 hasHost = true
+            } else if Self.equalsIgnoringCase(name, "expect") {
+                // RFC 9110 section 10.1.1: 100-continue is the only expectation there is.
+                for member in fields[fields.count - 1].value.split(separator: ",") {
+                    let trimmed = member.trimmingSpaces()
+                    if trimmed.isEmpty { continue }
+                    guard String(trimmed).caseInsensitiveEquals("100-continue") else {
+                        return .failure(
+                            HTTPProtocolError(
+                                status: 417, code: "expectation_failed",
+                                message: "The only expectation supported is 'Expect: 100-continue'."))
+                    }
+                    // An HTTP/1.0 client may not understand an interim answer: it is not sent one.
+                    expectsContinue = minor == 1
+                }
             }
         }
         if framing == .chunked && lengthCount > 0 {
@@ -159,7 +185,47 @@ extension RequestParser {
             target: String(decoding: target, as: UTF8.self),
             minorVersion: minor, headers: fields, keepAlive: minor == 1 ? !closeRequested : keepAliveRequested
         )
-        return .success((head, framing))
+        return .success((head, framing, expectsContinue))
+    }
+
+    static func invalidHost(_ message: String) -> HTTPProtocolError {
+        HTTPProtocolError(status: 400, code: "invalid_host", message: message)
+    }
+
+    /// Whether a Host value is `uri-host [":" port]` (RFC 3986): a bracketed IPv6 literal or a
+    /// non-empty reg-name (which covers IPv4 and DNS names) without a comma (see the Host check
+    /// above), then at most a colon and up to five digits.
+    static func isValidHost(_ value: ArraySlice<UInt8>) -> Bool {
+        let colon = UInt8(ascii: ":")
+        let hostEnd: Int
+        if value.first == UInt8(ascii: "[") {
+            guard let close = value.firstIndex(of: UInt8(ascii: "]")), close > value.startIndex + 1,
+                value[(value.startIndex + 1)..<close].allSatisfy({
+                    PercentEncoding.hexValue($0) != nil || $0 == colon || $0 == UInt8(ascii: ".")
+                })
+            else { return false }
+            hostEnd = close + 1
+        } else {
+            hostEnd = value.firstIndex(of: colon) ?? value.endIndex
+            guard hostEnd > value.startIndex, value[..<hostEnd].allSatisfy(isRegNameByte) else {
+                return false
+            }
+        }
+        let port = value[hostEnd...]
+        return port.isEmpty
+            || (port.first == colon && port.count <= 6
+                && port.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+    }
+
+    /// unreserved, pct-encoded's `%` and sub-delims, less the comma.
+    private static func isRegNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "-._~%!$&'()*+;=".utf8.contains(byte)
+        }
     }
 
     /// ASCII case-insensitive comparison of received bytes with a lower-case name.

@@ -156,8 +156,9 @@ public struct RequestParser: Sendable {
                 }
                 let head: RequestHead
                 let framing: Framing
+                let expectsContinue: Bool
                 switch parseHead(buffer[position..<end]) {
-                case .success(let parsed): (head, framing) = parsed
+                case .success(let parsed): (head, framing, expectsContinue) = parsed
                 case .failure(let error): return fail(error)
                 }
                 position = end + 4
@@ -180,9 +181,7 @@ public struct RequestParser: Sendable {
                 case .chunked:
                     state = .chunkSize(head)
                 }
-                continuePending = head.headers.contains {
-                    $0.name.caseInsensitiveEquals("expect") && $0.value.caseInsensitiveEquals("100-continue")
-                }
+                continuePending = expectsContinue
                 if streaming { return .streamStart(head) }
                 if let threshold = limits.announcedBodiesOver {
                     if case .length(let length) = framing, length <= threshold { continue }

@@ -51,6 +51,7 @@ public struct Response: Sendable {
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
         case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"

@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout = 60
     /// Open connections at most (`--max-connections`); nil derives it from the descriptor limit.
     public var maxConnections: Int?
+    /// Open connections from one client address at most (`--max-connections-per-client`).
+    public var maxConnectionsPerClient = 256
+    /// Seconds a TLS handshake may take (`--tls-handshake-timeout`).
+    public var tlsHandshakeTimeout = 10
     /// The HTTP limits on uploads in flight, upload rate and unsent output (see
     /// ``HTTPServer/Configuration``).
     public var maxUploads = 64
@@ -221,6 +225,8 @@ public final class Application: Sendable {
         httpConfiguration.logger = logger
         httpConfiguration.bodySinks = { _ in try BlobUploadSink(storage: blobStorage) }
         httpConfiguration.maxConnections = configuration.maxConnections
+        httpConfiguration.maxConnectionsPerClient = configuration.maxConnectionsPerClient
+        httpConfiguration.tlsHandshakeTimeout = configuration.tlsHandshakeTimeout
         httpConfiguration.maxUploads = configuration.maxUploads
         httpConfiguration.maxUploadsPerClient = configuration.maxUploadsPerClient
         httpConfiguration.minimumUploadRate = configuration.minimumUploadRate
@@ -245,6 +251,7 @@ public final class Application: Sendable {
                 readTimeout: configuration.readTimeout, idleTimeout: configuration.idleTimeout,
                 errorBody: boundary.protocolResponse)
             redirect.maxConnections = configuration.maxConnections
+            redirect.maxConnectionsPerClient = configuration.maxConnectionsPerClient
             return HTTPServer(
                 configuration: redirect,
                 responder: HTTPSRedirect(

@@ -34,9 +34,21 @@ public final class RawConnection: @unchecked Sendable {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:port, with a receive timeout so a test never hangs.
-    public init(port: Int, timeout: Double = 10) throws {
+    /// Connects to 127.0.0.1:port, with a receive timeout so a test never hangs; `source` is the
+    /// client's own address, another loopback one such as 127.0.0.2 to be a second client.
+    public init(port: Int, timeout: Double = 10, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw TestClientError(description: "cannot bind to \(source)") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

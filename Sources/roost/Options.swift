@@ -93,6 +93,15 @@ struct ServeOption: Sendable {
             $0.maxConnections = try integer($1, flag: "--max-connections", range: 1...10_000_000)
         },
         ServeOption(
+            flag: "--max-connections-per-client", variable: "ROOST_MAX_CONNECTIONS_PER_CLIENT",
+            valueName: "N",
+            help:
+                "open connections from one client address (an IPv6 /64 as one; --trusted-proxies not counted); more get 503 (default 256)"
+        ) {
+            $0.maxConnectionsPerClient = try integer(
+                $1, flag: "--max-connections-per-client", range: 1...10_000_000)
+        },
+        ServeOption(
             flag: "--max-uploads", variable: "ROOST_MAX_UPLOADS", valueName: "N",
             help: "blob uploads received at once; more get 503 (default 64)"
         ) {
@@ -223,6 +232,12 @@ struct ServeOption: Sendable {
             help: "the private key of --tls-cert (PEM, unencrypted); reloaded on SIGHUP"
         ) {
             $0.tlsKeyPath = $1
+        },
+        ServeOption(
+            flag: "--tls-handshake-timeout", variable: "ROOST_TLS_HANDSHAKE_TIMEOUT", valueName: "SECONDS",
+            help: "time a TLS handshake may take from the accept, at most --read-timeout (default 10)"
+        ) {
+            $0.tlsHandshakeTimeout = try integer($1, flag: "--tls-handshake-timeout", range: 1...3600)
         },
         ServeOption(
             flag: "--redirect-http", variable: "ROOST_REDIRECT_HTTP", valueName: "PORT",

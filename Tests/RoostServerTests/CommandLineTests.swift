@@ -14,6 +14,10 @@ struct CommandLineTests {
         #expect(serve.status == 0)
         #expect(serve.output.contains("--data-dir PATH"))
         #expect(serve.output.contains("env: ROOST_SESSION_POLICY"))
+        // Labels wider than the column are not cut short.
+        #expect(serve.output.contains("  --events-slow-reader-timeout DURATION\n"))
+        #expect(serve.output.contains("  --max-connections-per-client N\n"))
+        #expect(serve.output.contains("  --tls-handshake-timeout SECONDS\n"))
         #expect(try await runRoost(["version"]).output.hasPrefix("roost "))
         #expect(try await runRoost(["users", "--help"]).output.contains("roost users reset-password NAME"))
     }

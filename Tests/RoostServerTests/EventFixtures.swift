@@ -23,6 +23,8 @@ func makeEventServer(_ configure: @escaping (inout EventLimits) -> Void = { _ in
     try await TestServer { configuration in
         configuration.appDefinition = openRules
         configuration.passwordHasher = PasswordHasher.cheapForTests()
+        // Every stream of these tests comes from 127.0.0.1: one client address, hundreds of streams.
+        configuration.maxConnectionsPerClient = 2_000
         configure(&configuration.events)
     }
 }

@@ -131,12 +131,32 @@ struct TLSConnectionTests {
         await server.stop()
     }
 
+    @Test("a handshake that never finishes is closed at the handshake deadline, long before the read timeout")
+    func handshakeDeadline() async throws {
+        let authority = try await TestCertificateAuthority()
+        let server = try await tests.tlsServer(try await authority.issue("server")) {
+            $0.readTimeout = 120
+            $0.idleTimeout = 120
+            $0.tlsHandshakeTimeout = 1
+        }
+        let started = Date()
+        let stalled = try RawConnection(port: server.port)
+        stalled.send([0x16, 0x03, 0x01])  // the first bytes of a ClientHello, and no more
+        #expect(await stalled.closed(within: 60))
+        #expect(Date().timeIntervalSince(started) < 60)
+        let health = try await pythonTLS(
+            "get", String(server.port), authority.certificate, "localhost", "/health")
+        #expect(health["status"] as? Int == 200)
+        await server.stop()
+    }
+
     @Test("connections in their handshake count toward the connection cap")
     func handshakesCountTowardTheCap() async throws {
         let authority = try await TestCertificateAuthority()
         let server = try await tests.tlsServer(try await authority.issue("server")) {
             $0.maxConnections = 2
             $0.readTimeout = 120  // the two held handshakes must outlive a slow run
+            $0.tlsHandshakeTimeout = 120
         }
         let port = String(server.port)
         // Several loops accept at once, so which of three connections is over the cap is not
