@@ -115,9 +115,10 @@ public struct AccountService: Sendable {
         return (user, try await issueToken(for: user.guid, device: device, address: address))
     }
 
-    /// Validates a registration body and stores the account with its `FFUser` object.
-    func createAccount(from body: JSONObject, reservedFields: [String: JSONValue]) async throws
-        -> StoredObject
+    /// Validates a registration body and stores the account with its `FFUser` object; names
+    /// that pass for staff (``ReservedUserNames/staff``) only when `byOperator`.
+    func createAccount(from body: JSONObject, reservedFields: [String: JSONValue], byOperator: Bool = false)
+        async throws -> StoredObject
     {
         guard let sentName = body["userName"]?.stringValue else {
             throw body["userName"] == nil
@@ -125,6 +126,7 @@ public struct AccountService: Sendable {
                 : RoostError.invalidField("userName", "userName must be a string.")
         }
         let userName = try Self.normalizedUserName(sentName)
+        try ReservedUserNames.check(userName, allowingStaffNames: byOperator)
         let email = try Self.email(in: body)
         guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
         try Self.validate(password: password, userName: userName)
