@@ -1,4 +1,5 @@
 import Foundation
+import RoostHTTP
 import RoostServer
 
 /// A Roost server for one test: a fresh temporary data folder and an ephemeral port.
@@ -22,6 +23,8 @@ public final class TestServer: Sendable {
         configuration.scripts.workers = 2
         // Generous: a script's time includes its data calls, on a machine busy with the whole suite.
         configuration.scripts.timeout = 60
+        // Tests scrape /metrics from this machine; the tests of who may scrape set their own.
+        configuration.metricsAllowed = try TrustedProxies("127.0.0.0/8,::1")
         if TestBackend.current == .postgres {
             configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
             configuration.databaseConnections = 3

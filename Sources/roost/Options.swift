@@ -157,6 +157,19 @@ struct ServeOption: Sendable {
             }
         },
         ServeOption(
+            flag: "--metrics-allow", variable: "ROOST_METRICS_ALLOW", valueName: "CIDR,...",
+            help:
+                "client addresses served /metrics without an administrator's token, e.g. 127.0.0.1,10.0.0.0/8 (default none: administrators only)"
+        ) {
+            do {
+                $0.metricsAllowed = try TrustedProxies($1)
+            } catch let error as TrustedProxiesError {
+                throw UsageError(
+                    message: error.message.replacingOccurrences(
+                        of: "--trusted-proxies", with: "--metrics-allow"))
+            }
+        },
+        ServeOption(
             flag: "--cors-origins", variable: "ROOST_CORS_ORIGINS", valueName: "ORIGIN,...",
             help:
                 "browser origins that may call the API, e.g. https://app.example.com (or *); adds to the app definition's cors.allowedOrigins"
