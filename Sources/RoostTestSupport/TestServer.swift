@@ -2,6 +2,10 @@ import Foundation
 import RoostHTTP
 import RoostServer
 
+/// Registrations one address may make per hour on a test server (the suite registers thousands
+/// of users from 127.0.0.1); the registration throttle's tests set their own limit.
+public let testRegistrationsPerAddress = 1_000_000
+
 /// A Roost server for one test: a fresh temporary data folder and an ephemeral port.
 public final class TestServer: Sendable {
     public let application: Application
@@ -25,6 +29,8 @@ public final class TestServer: Sendable {
         configuration.scripts.timeout = 60
         // Tests scrape /metrics from this machine; the tests of who may scrape set their own.
         configuration.metricsAllowed = try TrustedProxies("127.0.0.0/8,::1")
+        // Every test registers its users from 127.0.0.1; the throttle's own tests set a low limit.
+        configuration.loginLimits.registrationsPerAddress = testRegistrationsPerAddress
         if TestBackend.current == .postgres {
             configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
             configuration.databaseConnections = 3

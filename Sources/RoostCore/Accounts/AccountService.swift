@@ -102,14 +102,18 @@ public struct AccountService: Sendable {
         definitions.definition.settings.tokenLifetime.map { Int64($0) * 1000 } ?? configuredTokenLifetime
     }
 
-    /// Creates a user and logs them in.
-    public func register(_ body: JSONObject, device: DeviceInfo, address: String? = nil) async throws -> (
-        user: StoredObject, token: IssuedToken
-    ) {
+    /// Creates a user and logs them in. `client` is whom the per-address registration throttle
+    /// counts the attempt against (the HTTP layer gives an IPv6 address's /64); nil counts none.
+    public func register(
+        _ body: JSONObject, device: DeviceInfo, address: String? = nil, client: String? = nil
+    ) async throws -> (user: StoredObject, token: IssuedToken) {
         guard definitions.definition.settings.registration == .open else {
             throw RoostError(
                 status: 403, code: "registration_closed",
                 message: "This app does not take new registrations; ask an administrator for an account.")
+        }
+        if let client, let wait = try await throttle.admitRegistration(client: client) {
+            throw RoostError.tooManyRegistrations(retryAfter: wait)
         }
         let user = try await createAccount(from: body, reservedFields: [:])
         return (user, try await issueToken(for: user.guid, device: device, address: address))
