@@ -1,6 +1,7 @@
 import Foundation
 import RoostCore
 import RoostJSON
+import RoostTestSupport
 import Testing
 
 /// `roost app import`: FatFractal's application.ffdl into roost.json, nothing dropped silently.
@@ -172,6 +173,22 @@ import Testing
                 == "anyone, even without logging in, may change or delete every object in Notes, as FatFractal allowed"
         )
         #expect(FFDLImport(ffdl: "PERMIT write:creator ON /FFUserGroup").lines[0].warning == nil)
+    }
+
+    @Test("roost app import prints the warning and the closed collection's reason")
+    func theCommandSaysSo() async throws {
+        let file = TestServer.makeTemporaryDirectory() + "/application.ffdl"
+        try Data(
+            "PERMIT write:loggedin ON /FFUserGroup\nPERMIT read:system.users ON /Notes\n".utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let result = try await runRoost(["app", "import", file])
+        #expect(result.status == 0)
+        #expect(result.errorOutput.contains("\(file):1: warning: PERMIT write:loggedin ON /FFUserGroup\n"))
+        #expect(
+            result.errorOutput.contains(
+                "\(file):2: not translated: PERMIT read:system.users ON /Notes\n    'system.users' has no Roost rule: collections.Notes is closed"
+            ))
+        #expect(result.output.contains(#""read": "none""#))
     }
 
     @Test func writeByAnyUserOnUsersIsNotCarriedOver() throws {
