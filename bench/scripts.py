@@ -40,7 +40,7 @@ def start(binary, tmp, name, handlers):
         bench.json.dump(definition, f)
     log = open(os.path.join(tmp, f"{name}.log"), "w")
     proc = subprocess.Popen([binary, "serve", "--port", str(port), "--data-dir", os.path.join(folder, "data"),
-                             "--app", app] + WORKERS, stdout=log, stderr=log)
+                             "--app", app, "--metrics-allow", "127.0.0.1"] + WORKERS, stdout=log, stderr=log)
     bench.wait_for(port, "/health")
     token = bench.call(port, "POST", "/ff/register", {"userName": "bench", "password": "benchpassword123"})["token"]
     auth = {"Authorization": f"Bearer {token}"}

@@ -201,7 +201,8 @@ def main():
     port = free_port()
     log = open(os.path.join(tmp, "server.log"), "w")
     server = subprocess.Popen(
-        [args.roost, "serve", "--port", str(port), "--data-dir", data, "--app", app, "--access-log", "off"],
+        [args.roost, "serve", "--port", str(port), "--data-dir", data, "--app", app, "--access-log", "off",
+         "--metrics-allow", "127.0.0.1"],
         stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 30

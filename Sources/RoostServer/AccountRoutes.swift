@@ -34,9 +34,16 @@ struct AccountRoutes: Sendable {
 
     private func register(_ request: Request) async throws -> Response {
         let body = try ObjectRoutes.bodyObject(request)
-        let (user, token) = try await accounts.register(
-            body, device: Self.device(in: body), address: request.remoteAddress)
-        return Response.json(201, Self.loginBody(user: user, token: token))
+        do {
+            let (user, token) = try await accounts.register(
+                body, device: Self.device(in: body), address: request.remoteAddress,
+                client: clientKey(forAddress: request.remoteAddress))
+            return Response.json(201, Self.loginBody(user: user, token: token))
+        } catch let error as RoostError where error.code == "too_many_registrations" {
+            var response = Response.json(error.status, error.jsonBody)
+            response.headers.set("Retry-After", String(error.details["retryAfter"]?.integerValue ?? 60))
+            return response
+        }
     }
 
     /// JSON `{userName|email, password}`, FatFractal's `{"credential": {...}}`, or HTTP Basic.

@@ -94,6 +94,9 @@ public struct ServerConfiguration: Sendable {
     public var appPrefix: String?
     /// Server-side scripts: worker processes, time and memory per run.
     public var scripts = ScriptOptions()
+    /// Client addresses served `/metrics` without an administrator's token (`--metrics-allow`);
+    /// none by default.
+    public var metricsAllowed = TrustedProxies()
 
     public init() {}
 }
@@ -199,7 +202,8 @@ public final class Application: Sendable {
         ).register(in: &router)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
-            scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics
+            scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
+            authenticator: authenticator, metricsAllowed: configuration.metricsAllowed
         ).register(in: &router.router)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         // Larger bodies wait at their head until the route has checked the caller: a request

@@ -3,7 +3,10 @@ import RoostHTTP
 import RoostScripts
 import RoostStore
 
-/// `/health` and `/metrics`.
+/// `/health` and `/metrics`. The metrics name every script and count every route's answers, so
+/// they are served only to administrators (a bearer token) and to the addresses
+/// `--metrics-allow` lists (a Prometheus scraper's), checked against the client as the trusted
+/// proxies tell it.
 struct SystemRoutes: Sendable {
     let metrics: HTTPMetrics
     let storage: any Storage
@@ -11,10 +14,19 @@ struct SystemRoutes: Sendable {
     let feed: ChangeFeed
     let scripts: ScriptMetrics
     let asyncHandlers: AsyncHandlerMetrics
+    let authenticator: Authenticator
+    let metricsAllowed: TrustedProxies
 
     func register(in router: inout Router) {
         router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") { [metrics, storage, blobStorage, feed, scripts, asyncHandlers] _ in
+        router.on(.get, "/metrics") {
+            [metrics, storage, blobStorage, feed, scripts, asyncHandlers, authenticator, metricsAllowed]
+            request in
+            if !metricsAllowed.contains(request.remoteAddress) {
+                guard try await authenticator.principal(for: request)?.isAdmin == true else {
+                    throw RoostError.metricsNotAllowed
+                }
+            }
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             var text = metrics.render()
@@ -33,4 +45,12 @@ struct SystemRoutes: Sendable {
             return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }
+}
+
+extension RoostError {
+    static let metricsNotAllowed = RoostError(
+        status: 403, code: "metrics_not_allowed",
+        message:
+            "/metrics is served to administrators (Authorization: Bearer <token>) and to the addresses roost serve --metrics-allow lists."
+    )
 }

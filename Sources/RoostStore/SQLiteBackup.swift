@@ -175,6 +175,22 @@ public enum SQLiteBackup {
         guard rename(partial, target) == 0 else { throw FileBlobStorage.failure("rename \(partial)") }
     }
 
+    /// Ends every session in the database at `path` (a restored copy no server has open): a token
+    /// revoked after the backup, a stolen one say, must not come back with it. Returns how many.
+    public static func endSessions(databasePath path: String) throws -> Int {
+        let connection = try SQLiteConnection(path: path)
+        defer { connection.close() }
+        // A backup from before accounts existed has no tokens table.
+        let tables = try connection.first(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tokens'"
+        ) { $0.integer(0) }
+        guard tables == 1 else { return 0 }
+        let ended = try connection.run("DELETE FROM tokens")
+        connection.close()
+        try flush(path)
+        return ended
+    }
+
     /// fsync on a file or folder, so a rename into it or its contents survive a power cut.
     static func flush(_ path: String) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)

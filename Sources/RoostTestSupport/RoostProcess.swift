@@ -22,6 +22,8 @@ public final class RoostProcess: Sendable {
                 [
                     try Self.binaryPath(), "serve", "--port", "0", "--data-dir", dataDirectory,
                     "--access-log", "off",
+                    // Tests register their users from 127.0.0.1; `arguments` may set a lower limit.
+                    "--max-registrations", String(testRegistrationsPerAddress),
                 ]
                 + TestBackend.databaseArguments(for: dataDirectory) + arguments
             let whole = launcher + command

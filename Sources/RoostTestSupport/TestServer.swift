@@ -1,5 +1,10 @@
 import Foundation
+import RoostHTTP
 import RoostServer
+
+/// Registrations one address may make per hour on a test server (the suite registers thousands
+/// of users from 127.0.0.1); the registration throttle's tests set their own limit.
+public let testRegistrationsPerAddress = 1_000_000
 
 /// A Roost server for one test: a fresh temporary data folder and an ephemeral port.
 public final class TestServer: Sendable {
@@ -22,6 +27,10 @@ public final class TestServer: Sendable {
         configuration.scripts.workers = 2
         // Generous: a script's time includes its data calls, on a machine busy with the whole suite.
         configuration.scripts.timeout = 60
+        // Tests scrape /metrics from this machine; the tests of who may scrape set their own.
+        configuration.metricsAllowed = try TrustedProxies("127.0.0.0/8,::1")
+        // Every test registers its users from 127.0.0.1; the throttle's own tests set a low limit.
+        configuration.loginLimits.registrationsPerAddress = testRegistrationsPerAddress
         if TestBackend.current == .postgres {
             configuration.databaseURL = try await TestBackend.databaseURL(for: directory)
             configuration.databaseConnections = 3

@@ -228,6 +228,10 @@ private func importFFDL(_ arguments: [String]) -> Int32 {
     for line in result.lines where line.outcome != .translated {
         printError("\(files[0]):\(line.number): \(line.outcome.rawValue): \(line.text)\n    \(line.reason)")
     }
+    for line in result.lines {
+        guard let warning = line.warning else { continue }
+        printError("\(files[0]):\(line.number): warning: \(line.text)\n    \(warning)")
+    }
     // FatFractal's layout: ff-config/application.ffdl beside ff-scripts/, whose files its
     // require('scripts/X') loaded.
     let configFolder = URL(fileURLWithPath: files[0]).standardizedFileURL.deletingLastPathComponent()

@@ -23,13 +23,18 @@ let restoreHelp = """
     Replace a data folder with a backup.
 
     USAGE:
-      roost restore SRC [--data-dir PATH]
+      roost restore SRC [--data-dir PATH] [--keep-sessions]
 
     SRC is a folder made by 'roost backup'. Its database must pass PRAGMA integrity_check and have
     a schema this roost knows (an older one is migrated when the server starts, or by
     'roost migrate'). The restore needs the data folder to itself: it exits with status 75 while a
     server runs on it. SRC is copied beside the data folder first, then swapped in by renaming; the
     previous folder is kept as PATH.before-restore-TIME until you remove it.
+
+    Every session in the restored database ends (users log in again): a token revoked after the
+    backup was made, a stolen one say, must not come back with it. --keep-sessions keeps them, for
+    a restore that undoes no revocation (the same machine's folder moved back, say). Passwords
+    changed after the backup are the backup's again; see the README's "Backups".
 
     EXAMPLE:
       roost restore /var/backups/roost-2026-11-30 --data-dir /var/lib/roost
@@ -100,6 +105,8 @@ func prepareEmptyFolder(_ path: String) -> Int32? {
 func restore(_ arguments: [String]) async -> Int32 {
     let dataDirectory: String
     let source: String
+    let keepSessions = arguments.contains("--keep-sessions")
+    let arguments = arguments.filter { $0 != "--keep-sessions" }
     switch oneFolder(arguments, command: "restore", help: restoreHelp, folder: "one backup folder") {
     case .exit(let status): return status
     case .folder(let directory, let name): (dataDirectory, source) = (directory, name)
@@ -128,7 +135,8 @@ func restore(_ arguments: [String]) async -> Int32 {
             printError("nothing was changed: \(refusal)")
             return schemaTooNewExitStatus
         }
-        return try swapIn(source: source, schema: schema, dataDirectory: dataDirectory)
+        return try swapIn(
+            source: source, schema: schema, dataDirectory: dataDirectory, keepSessions: keepSessions)
     } catch {
         printError("restore failed: \(error)")
         return 1
@@ -136,7 +144,9 @@ func restore(_ arguments: [String]) async -> Int32 {
 }
 
 /// Copies the backup beside the data folder, then swaps it in under the folder's lock.
-private func swapIn(source: String, schema: SchemaStatus, dataDirectory: String) throws -> Int32 {
+private func swapIn(source: String, schema: SchemaStatus, dataDirectory: String, keepSessions: Bool)
+    throws -> Int32
+{
     let target = URL(fileURLWithPath: dataDirectory).standardizedFileURL.path
     if let status = lockForAdminCommand(
         target, command: "'roost restore'", instead: "Stop the server first, then restore.")
@@ -163,6 +173,9 @@ private func swapIn(source: String, schema: SchemaStatus, dataDirectory: String)
         for digest in blobs.missing {
             printError("warning: blob \(digest) is referenced but not in the backup")
         }
+        let endedSessions =
+            keepSessions
+            ? nil : try SQLiteBackup.endSessions(databasePath: staging + "/" + SQLiteStorage.fileName)
         // The lock file stays in the folder moved aside (and is held until this process ends);
         // the restored folder gets its own when a server starts on it.
         let previous = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
@@ -180,6 +193,13 @@ private func swapIn(source: String, schema: SchemaStatus, dataDirectory: String)
         say(
             "restored \(source) into \(target): schema version \(schema.version), "
                 + "\(blobs.linked + blobs.copied) blob(s)")
+        if let endedSessions {
+            say(
+                "ended the backup's \(endedSessions) session(s): users log in again (--keep-sessions keeps them)"
+            )
+        } else {
+            say("kept the backup's sessions (--keep-sessions): tokens revoked since the backup work again")
+        }
         if keepPrevious {
             say("the previous data folder is kept at \(aside); remove it once the server runs well")
         }

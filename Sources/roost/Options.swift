@@ -17,7 +17,7 @@ struct ServeOption: Sendable {
     let help: String
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
-    static let all: [ServeOption] = general + database + events + blobStore + scripts
+    static let all: [ServeOption] = general + access + database + events + blobStore + scripts
 
     static let general: [ServeOption] = [
         ServeOption(

@@ -21,7 +21,9 @@ let usersHelp = """
       --json                print the users as a JSON array (list only)
       -h, --help            show this help
 
-    list prints every user: name, email, guid, admin, active. promote makes a user an
+    list prints every user: name, email, guid, admin, active, and notes accounts whose names are
+    reserved now (system, anonymous, null, undefined; admin, admins, administrator and root,
+    which only 'create' may give). promote makes a user an
     administrator and demote takes it away; their sessions take the change at once.
     Passwords are asked for twice without echo when the terminal is interactive; otherwise the
     first line of standard input is the password. reset-password ends every session of the user.
@@ -102,6 +104,12 @@ func users(_ arguments: [String]) async -> Int32 {
             case "list":
                 let users = try await UserSummary.all(in: storage.objectStore)
                 say(json ? UserSummary.json(users) : UserSummary.table(users))
+                // Made before the name was reserved: it still logs in; the operator decides.
+                for user in users where ReservedUserNames.isReserved(user.userName) {
+                    printError(
+                        "note: '\(user.userName)' (guid \(user.guid)) has a name registrations may no longer take (scripts or people take it for the system, anonymous or staff); deactivate or delete it unless it is yours"
+                    )
+                }
             case "promote", "demote":
                 let promote = action == "promote"
                 let (user, changed) = try await accounts.setAdmin(userName: name, promote)

@@ -28,6 +28,7 @@ func makeAccountServer(
         configuration.sessionPolicy = policy
         configuration.passwordHasher = PasswordHasher.cheapForTests()
         configuration.loginLimits = limits
+        configuration.loginLimits.registrationsPerAddress = testRegistrationsPerAddress
         if let log {
             configuration.accessLog = true
             configuration.accessLogSink = { log.append($0) }

@@ -61,7 +61,8 @@ import Testing
         try await first.stop(signal: SIGKILL)
 
         let second = try RoostProcess(
-            dataDirectory: data, arguments: ["--app", app, "--script-timeout", "120"])
+            dataDirectory: data,
+            arguments: ["--app", app, "--script-timeout", "120", "--metrics-allow", "127.0.0.0/8,::1"])
         let again = TestHTTPClient(port: second.port)
         #expect(try await again.send("GET", "/ff/resources/Receipt/r-o2").status == 404)
         let go = try await again.send("POST", "/ff/resources/Go", json: #"{"guid":"o2"}"#)

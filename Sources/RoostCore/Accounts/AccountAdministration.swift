@@ -11,7 +11,8 @@ extension AccountService {
         body["userName"] = .string(userName)
         if let email { body["email"] = .string(email) }
         body["password"] = .string(password)
-        return try await createAccount(from: body, reservedFields: admin ? ["admin": .bool(true)] : [:])
+        return try await createAccount(
+            from: body, reservedFields: admin ? ["admin": .bool(true)] : [:], byOperator: true)
     }
 
     /// Sets a new password and ends every session of the user.

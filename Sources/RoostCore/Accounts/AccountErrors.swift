@@ -20,6 +20,16 @@ extension RoostError {
             details: details(["retryAfter": .integer(Int64(seconds))]))
     }
 
+    /// `Retry-After` carries `retryAfter`. Says nothing of the body: whether its name is taken
+    /// or even valid.
+    public static func tooManyRegistrations(retryAfter seconds: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_registrations",
+            message:
+                "Too many registrations from your address; wait \(seconds) seconds before registering again.",
+            details: details(["retryAfter": .integer(Int64(seconds))]))
+    }
+
     public static func weakPassword(_ rule: String, message: String) -> RoostError {
         RoostError(
             status: 400, code: "weak_password", message: message, details: details(["rule": .string(rule)]))

@@ -102,22 +102,27 @@ public struct AccountService: Sendable {
         definitions.definition.settings.tokenLifetime.map { Int64($0) * 1000 } ?? configuredTokenLifetime
     }
 
-    /// Creates a user and logs them in.
-    public func register(_ body: JSONObject, device: DeviceInfo, address: String? = nil) async throws -> (
-        user: StoredObject, token: IssuedToken
-    ) {
+    /// Creates a user and logs them in. `client` is whom the per-address registration throttle
+    /// counts the attempt against (the HTTP layer gives an IPv6 address's /64); nil counts none.
+    public func register(
+        _ body: JSONObject, device: DeviceInfo, address: String? = nil, client: String? = nil
+    ) async throws -> (user: StoredObject, token: IssuedToken) {
         guard definitions.definition.settings.registration == .open else {
             throw RoostError(
                 status: 403, code: "registration_closed",
                 message: "This app does not take new registrations; ask an administrator for an account.")
         }
+        if let client, let wait = try await throttle.admitRegistration(client: client) {
+            throw RoostError.tooManyRegistrations(retryAfter: wait)
+        }
         let user = try await createAccount(from: body, reservedFields: [:])
         return (user, try await issueToken(for: user.guid, device: device, address: address))
     }
 
-    /// Validates a registration body and stores the account with its `FFUser` object.
-    func createAccount(from body: JSONObject, reservedFields: [String: JSONValue]) async throws
-        -> StoredObject
+    /// Validates a registration body and stores the account with its `FFUser` object; names
+    /// that pass for staff (``ReservedUserNames/staff``) only when `byOperator`.
+    func createAccount(from body: JSONObject, reservedFields: [String: JSONValue], byOperator: Bool = false)
+        async throws -> StoredObject
     {
         guard let sentName = body["userName"]?.stringValue else {
             throw body["userName"] == nil
@@ -125,6 +130,7 @@ public struct AccountService: Sendable {
                 : RoostError.invalidField("userName", "userName must be a string.")
         }
         let userName = try Self.normalizedUserName(sentName)
+        try ReservedUserNames.check(userName, allowingStaffNames: byOperator)
         let email = try Self.email(in: body)
         guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
         try Self.validate(password: password, userName: userName)

@@ -15,6 +15,9 @@ public struct FFDLImport: Sendable {
         public let text: String
         public let outcome: Outcome
         public let reason: String
+        /// Said of a line translated as written whose rule lets many callers change much (any
+        /// user rewrites every group, say): FatFractal meant it too, but it is rarely wanted.
+        public var warning: String? = nil
     }
 
     /// The definition as JSON, ready for `roost app check`.
@@ -58,8 +61,10 @@ public struct FFDLImport: Sendable {
         if !extensions.isEmpty { definition["extensions"] = .object(extensions) }
     }
 
-    private mutating func record(_ number: Int, _ text: String, _ outcome: Line.Outcome, _ reason: String) {
-        lines.append(Line(number: number, text: text, outcome: outcome, reason: reason))
+    private mutating func record(
+        _ number: Int, _ text: String, _ outcome: Line.Outcome, _ reason: String, warning: String? = nil
+    ) {
+        lines.append(Line(number: number, text: text, outcome: outcome, reason: reason, warning: warning))
     }
 
     private mutating func translate(_ line: String, number: Int) {
@@ -173,7 +178,9 @@ public struct FFDLImport: Sendable {
         }
     }
 
-    /// `PERMIT create:… read:… write:… ON /Collection`.
+    /// `PERMIT create:… read:… write:… ON /Collection`; a principal may be a comma-separated
+    /// list. A line that names the collection but cannot be translated closes it (every rule
+    /// `none`), so what FatFractal restricted is never left open.
     private mutating func permit(_ words: [String], line: String, number: Int) {
         guard let on = words.firstIndex(where: { $0.uppercased() == "ON" }), on + 1 < words.count,
             let name = Self.collectionName(words[on + 1])
@@ -181,8 +188,11 @@ public struct FFDLImport: Sendable {
         var rules = JSONObject()
         for grant in words[1..<on] {
             let parts = grant.split(separator: ":", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let rule = Self.rule(parts[1]) else {
-                return record(number, line, .notTranslated, "'\(grant.prefix(80))' has no Roost rule")
+            guard parts.count == 2 else {
+                return close(name, line, number, "'\(grant.prefix(80))' is not operation:principal")
+            }
+            guard let rule = Self.rule(parts[1]) else {
+                return close(name, line, number, "'\(parts[1].prefix(80))' has no Roost rule")
             }
             switch parts[0].lowercased() {
             case "read": rules["read"] = .string(rule)
@@ -191,20 +201,48 @@ public struct FFDLImport: Sendable {
                 rules["update"] = .string(rule)
                 rules["delete"] = .string(rule)
             default:
-                return record(
-                    number, line, .notTranslated, "'\(parts[0].prefix(40))' is not read, create or write")
+                return close(name, line, number, "'\(parts[0].prefix(40))' is not read, create or write")
             }
         }
-        if name == AccountService.userCollection, rules["update"] == .string("public") {
+        let update = rules["update"]?.stringValue
+        if name == AccountService.userCollection, let who = Self.everyone(update) {
             return record(
                 number, line, .notTranslated,
-                "write:public on FFUser lets anyone change or delete every user; add it by hand only if you mean it"
+                "write:\(update ?? "") on FFUser lets \(who) change or delete every user; FFUser keeps Roost's rules (each user changes only their own profile); add it by hand only if you mean it"
             )
         }
         var policy = collections[name]?.objectValue ?? JSONObject()
         policy["rules"] = .object(rules)
         collections[name] = .object(policy)
-        record(number, line, .translated, "collections.\(name).rules")
+        let warning = Self.everyone(update).map { who in
+            name == AppDefinition.groupCollection
+                ? "\(who) may change or delete every group the definition does not declare, members included, and rules and access lists trust groups: declare the groups your app relies on (\"groups\") or use write:creator"
+                : "\(who) may change or delete every object in \(name), as FatFractal allowed"
+        }
+        record(number, line, .translated, "collections.\(name).rules", warning: warning)
+    }
+
+    /// Who a rule lets change everything, when it is that broad.
+    private static func everyone(_ rule: String?) -> String? {
+        switch rule {
+        case "public": "anyone, even without logging in,"
+        case "loggedIn": "any logged-in user"
+        default: nil
+        }
+    }
+
+    /// Fails closed: the collection's every operation becomes `none` (administrators and system
+    /// scripts pass every rule), so an app that relied on the restriction stays restricted.
+    private mutating func close(_ name: String, _ line: String, _ number: Int, _ why: String) {
+        var policy = collections[name]?.objectValue ?? JSONObject()
+        let none = JSONValue.string("none")
+        policy["rules"] = .object(
+            JSONObject(uniqueMembers: [("read", none), ("create", none), ("update", none), ("delete", none)]))
+        collections[name] = .object(policy)
+        record(
+            number, line, .notTranslated,
+            "\(why): collections.\(name) is closed (every rule none: only administrators and system scripts) until you write its rules in roost.json"
+        )
     }
 
     /// `CREATE OBJECTTYPE T (member type, …)`: Roost is schemaless; a `BYTEARRAY <mime>` member's
@@ -225,10 +263,25 @@ public struct FFDLImport: Sendable {
         return ObjectService.isValidCollection(name) ? name : nil
     }
 
+    /// The Roost rule for a FatFractal principal or comma-separated list of them; nil when one
+    /// has no equivalent (a user group other than `system.admins`, `object.…` access lists).
     static func rule(_ text: String) -> String? {
-        switch text.lowercased() {
+        var allowed: [String] = []
+        for principal in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let rule = principalRule(principal.lowercased()) else { return nil }
+            if rule != "none", !allowed.contains(rule) { allowed.append(rule) }
+        }
+        if allowed.contains("public") { return "public" }
+        if allowed.count <= 1 { return allowed.first ?? "none" }
+        return allowed.map { $0.contains(" ") ? "(\($0))" : $0 }.joined(separator: " or ")
+    }
+
+    private static func principalRule(_ principal: String) -> String? {
+        switch principal {
         case "public": "public"
-        case "none", "system": "none"
+        // Roost's administrators and scripts running as system pass every rule; `system.admins`
+        // is FatFractal's group of administrators.
+        case "none", "system", "system.admins": "none"
         case "loggedin": "loggedIn"
         case "creator", "owner": "createdBy eq @user.guid"
         default: nil
