@@ -19,7 +19,8 @@ extension Connection {
         let head = serialize(response, omitBody: true, keepAlive: false)
         loop.server.observe(
             request: request, response: response, bytesSent: head.count,
-            microseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000, loop: loop.index)
+            microseconds: elapsed(since: started, now: DispatchTime.now().uptimeNanoseconds) / 1000,
+            loop: loop.index)
         startStream(stream, head: head)
         return true
     }
