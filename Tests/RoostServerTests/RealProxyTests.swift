@@ -68,51 +68,9 @@ struct RealProxyTests {
         var head = "POST /ff/login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let request = Array((head + "\r\n" + body).utf8)
-        let answer = try await offCooperativePool { try exchange(request, port: port, from: source) }
-        let statusLine = String(decoding: answer.prefix(while: { $0 != 13 }), as: UTF8.self)
-        let parts = statusLine.split(separator: " ")
-        guard parts.count >= 2, let status = Int(parts[1]) else {
-            throw TestClientError(description: "no status line in \(statusLine)")
-        }
-        return status
-    }
-
-    /// Connects from `source` to 127.0.0.1:port, sends `request`, reads until the server closes.
-    private static func exchange(_ request: [UInt8], port: Int, from source: String) throws -> [UInt8] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        func connectOrBind(_ address: String, _ port: Int, bind shouldBind: Bool) -> Bool {
-            var socketAddress = sockaddr_in()
-            socketAddress.sin_family = sa_family_t(AF_INET)
-            socketAddress.sin_port = UInt16(port).bigEndian
-            socketAddress.sin_addr.s_addr = inet_addr(address)
-            return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                    return (shouldBind ? bind(fd, $0, length) : connect(fd, $0, length)) == 0
-                }
-            }
-        }
-        guard connectOrBind(source, 0, bind: true), connectOrBind("127.0.0.1", port, bind: false) else {
-            throw TestClientError(description: "cannot connect from \(source) to port \(port)")
-        }
-        var sent = 0
-        while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw TestClientError(description: "send failed") }
-            sent += count
-        }
-        var answer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            answer += chunk[..<count]
-        }
-        return answer
+        let connection = try RawConnection(port: port, timeout: 30, from: source)
+        connection.send(head + "\r\n" + body)
+        return try await connection.response().status
     }
 
     static func binary(_ proxy: Proxy) -> String? {
