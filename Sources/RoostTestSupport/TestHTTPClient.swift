@@ -253,3 +253,21 @@ public func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throw
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
+
+/// A loopback port nobody listens on now: bound, read back and released (another process could
+/// take it before the caller does; tests use it for servers that cannot be given port 0).
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else { throw TestClientError(description: "no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -99,7 +99,7 @@ final class RunningProxy: Sendable {
 
     init(_ proxy: RealProxyTests.Proxy, binary: String, upstream: Int) async throws {
         directory = TestServer.makeTemporaryDirectory()
-        port = try Self.unusedPort()
+        port = try freeLoopbackPort()
         let block = try RealProxyTests.readmeBlock(proxy == .nginx ? "nginx" : "caddy")
             .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(upstream)")
         let path: String
@@ -154,22 +154,5 @@ final class RunningProxy: Sendable {
         process.signal(SIGTERM)
         process.waitForExit()
         try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    /// A port nobody listens on now: bound, read back and released.
-    static func unusedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw TestClientError(description: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
