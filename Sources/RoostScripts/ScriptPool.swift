@@ -40,6 +40,17 @@ public final class ScriptRuntime: Sendable {
     private let started = Mutex(false)
     /// Entered by each pool thread while it runs.
     private let running = DispatchGroup()
+    /// Each pool thread's worker process now, by slot.
+    private let workers = Mutex<[Int: Int32]>([:])
+
+    /// The process ids of the workers running now, by slot (tests and diagnostics).
+    public var workerProcessIDs: [Int32] { workers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
+
+    /// A pool thread started a worker (`pid`) or lost its worker (nil).
+    func noteWorker(slot: Int, pid: Int32?) {
+        workers.withLock { $0[slot] = pid }
+        if pid != nil { metrics.noteWorkerStart() }
+    }
 
     /// Invocations waiting for a free worker now.
     public var waiting: Int { queue.waiting }

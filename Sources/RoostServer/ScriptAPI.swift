@@ -1,6 +1,7 @@
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostScriptProtocol
 import RoostScripts
 import RoostStore
 
@@ -301,8 +302,14 @@ struct ScriptCall {
         guard case .object(let object) = arguments[position] else {
             throw invalid(position, "must be an object, not \(arguments[position].typeName)")
         }
-        guard JSONWriter.bytes(.object(object)).count <= maxBytes else {
+        let text = JSONWriter.bytes(.object(object))
+        guard text.count <= maxBytes else {
             throw invalid(position, "is over the \(maxBytes)-byte limit of one object")
+        }
+        // No deeper than a client may send: stored, it must parse again for every reader.
+        guard JSONNesting.depth(of: text) <= JSONParser.defaultMaximumDepth else {
+            throw invalid(
+                position, "is nested deeper than the \(JSONParser.defaultMaximumDepth) levels of one object")
         }
         return object
     }
