@@ -100,6 +100,8 @@ extension Application {
             // instead of waiting for it to lapse.
             options.holder = "embedded"
         }
+        // Half the pool: PRE and POST handlers and extensions keep the rest.
+        options.concurrency = max(1, configuration.scripts.workers / 2)
         return AsyncHandlerDispatcher(
             outbox: storage.scriptOutbox, log: storage.changeLog, options: options,
             handlers: { [definitions] in definitions.definition.scripts.handlers },
@@ -121,8 +123,10 @@ extension Application {
                 let eventID = AsyncHandlerDispatcher.eventID(of: change)
                 context["eventId"] = .string(eventID)
                 context["event"] = .string(change.operation.rawValue)
-                let invocation = ScriptInvocation(
+                var invocation = ScriptInvocation(
                     kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context)
+                // In the pool too, a user's ASYNC runs take their turn with everyone else's.
+                invocation.owner = actor.map { "user " + $0.userGuid } ?? ""
                 _ = try await runtime.invoke(
                     invocation,
                     calls: runner.makeCalls(
