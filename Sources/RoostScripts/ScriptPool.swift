@@ -26,9 +26,23 @@ public final class ScriptRuntime: Sendable {
         /// 503 `scripts_busy` to that owner, so one owner never fills the whole queue.
         public var ownerQueueLimit = 128
 
+        /// Whom workers run as: by default, when this process is root, `nobody`; nil keeps this
+        /// process's user (a server not started as root cannot change it).
+        public var workerUser: ScriptWorkerUser? = ScriptWorkerUser.defaultForThisProcess
+        /// Bytes of address space one worker may map: its heap's limit twice over (the allocator's
+        /// slack) and 256 MiB for the program, its libraries and stacks.
+        public var addressSpaceLimit: Int { 2 * memoryLimit + (256 << 20) }
+
         public init(workerExecutable: String, workers: Int) {
             self.workerExecutable = workerExecutable
             self.workers = max(1, workers)
+        }
+
+        /// The worker's arguments with its confinement.
+        var spawnArguments: [String] {
+            var arguments = workerArguments
+            if let workerUser { arguments += ["--uid", "\(workerUser.uid)", "--gid", "\(workerUser.gid)"] }
+            return arguments + ["--address-space", "\(addressSpaceLimit)"]
         }
     }
 
@@ -69,7 +83,7 @@ public final class ScriptRuntime: Sendable {
         let configuration = configuration
         let answer: JSONObject = try await onOwnThread {
             let worker = try ScriptWorkerProcess.spawn(
-                executable: configuration.workerExecutable, arguments: configuration.workerArguments)
+                executable: configuration.workerExecutable, arguments: configuration.spawnArguments)
             defer { worker.terminate() }
             return try worker.load(
                 modules: modules, generation: 0, memoryLimit: configuration.memoryLimit,

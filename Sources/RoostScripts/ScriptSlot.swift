@@ -77,7 +77,7 @@ struct ScriptSlot {
             process = worker
         } else {
             process = try ScriptWorkerProcess.spawn(
-                executable: configuration.workerExecutable, arguments: configuration.workerArguments)
+                executable: configuration.workerExecutable, arguments: configuration.spawnArguments)
             worker = process
             runtime.noteWorker(slot: slot, pid: process.pid)
         }
