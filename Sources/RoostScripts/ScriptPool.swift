@@ -23,8 +23,10 @@ public final class ScriptRuntime: Sendable {
         /// Invocations waiting for a worker at most; more answer 503 `scripts_busy`.
         public var queueLimit = 256
         /// Invocations of one owner (see ``ScriptInvocation/owner``) waiting at most; more answer
-        /// 503 `scripts_busy` to that owner, so one owner never fills the whole queue.
-        public var ownerQueueLimit = 128
+        /// 429 `too_many_script_runs` to that owner, so one owner holds at most a quarter of the
+        /// queue (committed writes' handlers wait behind the owner's instead; see
+        /// ``ScriptInvocation/committed``).
+        public var ownerQueueLimit = 64
 
         /// Whom workers run as: by default, when this process is root, `nobody`; nil keeps this
         /// process's user (a server not started as root cannot change it).
@@ -110,10 +112,14 @@ public final class ScriptRuntime: Sendable {
                 let job = ScriptJob(
                     invocation: invocation, calls: calls, continuation: continuation,
                     enqueuedAt: ScriptChannel.monotonicNanoseconds())
-                if !queue.enqueue(
+                switch queue.enqueue(
                     job, limit: configuration.queueLimit, ownerLimit: configuration.ownerQueueLimit)
                 {
-                    continuation.resume(throwing: RoostError.scriptsBusy)
+                case .queued: break
+                case .busy: continuation.resume(throwing: RoostError.scriptsBusy)
+                case .ownerFull:
+                    continuation.resume(
+                        throwing: RoostError.tooManyWaitingRuns(configuration.ownerQueueLimit))
                 }
             }
             metrics.record(invocation.name, duration: ContinuousClock.now - started, failure: nil)
@@ -147,6 +153,17 @@ public final class ScriptRuntime: Sendable {
                 thread.start()
             }
         }
+    }
+}
+
+extension RoostError {
+    /// One owner already has `limit` runs waiting for a worker.
+    static func tooManyWaitingRuns(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_script_runs",
+            message:
+                "You have \(limit) server-side script runs waiting for a worker, the most one caller may have; wait for one to finish.",
+            details: JSONObject(uniqueMembers: [("limit", .integer(Int64(limit)))]))
     }
 }
 

@@ -140,6 +140,7 @@ extension Application {
                     kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context)
                 // In the pool too, a user's ASYNC runs take their turn with everyone else's.
                 invocation.owner = actor.map { "user " + $0.userGuid } ?? ""
+                invocation.committed = true
                 _ = try await runtime.invoke(
                     invocation,
                     calls: runner.makeCalls(
