@@ -98,6 +98,8 @@ int roost_spawn_with_channel(const char *path, char *const argv[], char *const e
     if (status != 0) return status;
     status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    // The server's standard error is not the worker's: its words go through the channel.
+    if (status == 0) status = posix_spawn_file_actions_addclose(&actions, 2);
     if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, channel, 3);
     return spawn_with(path, argv, envp, &actions, status, 4, pid);
 }

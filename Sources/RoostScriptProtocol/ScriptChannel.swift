@@ -34,6 +34,11 @@ public struct ScriptChannelError: Error, Sendable, Equatable, CustomStringConver
 public struct ScriptChannel: Sendable {
     /// The largest frame either side accepts: more is a broken or hostile peer.
     public static let maximumFrameBytes = 16 << 20
+    /// The deepest nesting a frame may have: a document as deep as the server accepts
+    /// (``JSONParser/defaultMaximumDepth``) plus room for the levels a frame wraps it in (an
+    /// extension's request data, a call's result array), so a frame built from accepted data
+    /// always fits. Each side checks what it builds from a script's data before sending it.
+    public static let maximumDepth = JSONParser.defaultMaximumDepth + 64
 
     public let descriptor: Int32
     /// Bytes read past the last frame: a read takes what the socket has, often a whole frame
@@ -78,7 +83,8 @@ public struct ScriptChannel: Sendable {
             throw ScriptChannelError(.malformed, "a frame of \(length) bytes is over the 16 MiB limit")
         }
         let body = try readExactly(length, deadline: deadline)
-        guard case .object(let message)? = try? JSONParser.parse(body), message["t"]?.stringValue != nil
+        guard case .object(let message)? = try? JSONParser.parse(body, maximumDepth: Self.maximumDepth),
+            message["t"]?.stringValue != nil
         else {
             throw ScriptChannelError(.malformed, "a frame that is not a JSON object with a 't' member")
         }

@@ -54,12 +54,13 @@ let fatFractalHelpers = #"""
         var user = plainActiveUser();
         return user === null ? null : new FFUser(user);
     };
+    // The server takes the guid as a guid: pasted into a URL, '(email matches …)' would be a query.
     ff.getUser = function (guid, asUserGuid) {
-        var found = ff.getObjFromUri('/FFUser/' + guid, asUserGuid);
+        var found = ffCall('getUser', [guid, asUserGuid]);
         return found === null ? null : new FFUser(found);
     };
     ff.getGroup = function (guid, asUserGuid) {
-        var found = ff.getObjFromUri('/FFUserGroup/' + guid, asUserGuid);
+        var found = ffCall('getGroup', [guid, asUserGuid]);
         return found === null ? null : new FFUserGroup(found);
     };
     // Roost serves the same address to HTTP and HTTPS clients: the one it is configured with.
@@ -112,7 +113,8 @@ let fatFractalHelpers = #"""
             throw new Error('getReferredObject: give the reference name and the object');
         }
         var url = referenceURL(object, name);
-        return url === null ? null : ff.getObjFromUri(url, asUserGuid);
+        // Only the one object a reference names: a stored field can carry any text as its url.
+        return url === null ? null : ffCall('getReferredObject', [url, asUserGuid]);
     };
 
     // The object before the update comes from the server when asked; the new one is the event's.

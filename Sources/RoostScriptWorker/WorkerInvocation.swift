@@ -51,7 +51,15 @@ extension WorkerSession {
         guard answer.starts(with: Self.donePrefix) || answer.starts(with: Self.failedPrefix) else {
             return Self.failureFrame(id: id, "TypeError: the script's value cannot be sent as JSON")
         }
-        return WellFormedText.utf8(answer)
+        let frame = WellFormedText.utf8(answer)
+        // Deeper than the server reads would cost this worker its channel: the run fails instead.
+        guard JSONNesting.depth(of: frame) <= ScriptChannel.maximumDepth else {
+            return Self.failureFrame(
+                id: id,
+                "RangeError: the script's answer is nested deeper than the \(ScriptChannel.maximumDepth) levels the server reads"
+            )
+        }
+        return frame
     }
 
     private static let donePrefix = Array(#"{"t":"done","#.utf8)
@@ -106,6 +114,13 @@ extension WorkerSession {
         guard argumentsJSON.first == UInt8(ascii: "[") else {
             return Self.callError(
                 400, "the arguments of \(method) cannot be sent as JSON", "script_arguments_not_json")
+        }
+        // The frame nests the arguments' array one level deeper.
+        guard JSONNesting.depth(of: argumentsJSON) < ScriptChannel.maximumDepth else {
+            return Self.callError(
+                400,
+                "the arguments of \(method) are nested deeper than the \(ScriptChannel.maximumDepth) levels the server reads",
+                "script_message_too_deep")
         }
         let sequence = lastSequence + 1
         var frame = Array(#"{"t":"call","id":"#.utf8)

@@ -30,6 +30,9 @@ final class ScriptJobQueue: @unchecked Sendable {
     // Guarded by `condition`.
     /// Each owner's waiting jobs, in arrival order.
     private var queues: [String: [ScriptJob]] = [:]
+    /// Each owner's committed jobs past its limit (see ``ScriptInvocation/committed``), in
+    /// arrival order: one joins the owner's queue each time the owner's turn takes a job.
+    private var parked: [String: [ScriptJob]] = [:]
     /// Owners with waiting jobs, in the order they take turns; `turn` is whose is next.
     private var rotation: [String] = []
     private var turn = 0
@@ -46,18 +49,36 @@ final class ScriptJobQueue: @unchecked Sendable {
     /// Jobs waiting for a worker.
     var waiting: Int { condition.withLock { count } }
 
+    enum Admission {
+        case queued
+        /// `limit` jobs wait already (or the pool is stopping).
+        case busy
+        /// `ownerLimit` of the owner's jobs wait already.
+        case ownerFull
+    }
+
     /// Queues a job unless `limit` wait already, or `ownerLimit` of its owner's (or the pool is
-    /// stopping).
-    func enqueue(_ job: ScriptJob, limit: Int, ownerLimit: Int) -> Bool {
+    /// stopping). A committed job is never refused for either: past its owner's limit it waits
+    /// behind the owner's queue, so it still counts once against the shared one.
+    func enqueue(_ job: ScriptJob, limit: Int, ownerLimit: Int) -> Admission {
         condition.withLock {
             let owner = job.invocation.owner
             let mine = queues[owner]?.count ?? 0
-            guard !stopped, count < limit, mine < ownerLimit else { return false }
+            if stopped { return .busy }
+            if job.invocation.committed {
+                if mine >= ownerLimit {
+                    parked[owner, default: []].append(job)
+                    return .queued
+                }
+            } else {
+                guard mine < ownerLimit else { return .ownerFull }
+                guard count < limit else { return .busy }
+            }
             if mine == 0 { rotation.append(owner) }
             queues[owner, default: []].append(job)
             count += 1
             condition.signal()
-            return true
+            return .queued
         }
     }
 
@@ -70,6 +91,12 @@ final class ScriptJobQueue: @unchecked Sendable {
         var mine = queues.removeValue(forKey: owner) ?? []
         let job = mine.removeFirst()
         count -= 1
+        if var waiting = parked.removeValue(forKey: owner) {
+            // The owner's first parked job takes the place just freed, behind the owner's others.
+            mine.append(waiting.removeFirst())
+            count += 1
+            if !waiting.isEmpty { parked[owner] = waiting }
+        }
         if mine.isEmpty {
             rotation.remove(at: turn)
         } else {
@@ -104,8 +131,9 @@ final class ScriptJobQueue: @unchecked Sendable {
     func stop() -> [ScriptJob] {
         condition.withLock {
             stopped = true
-            let pending = rotation.flatMap { queues[$0] ?? [] }
+            let pending = rotation.flatMap { queues[$0] ?? [] } + parked.values.flatMap { $0 }
             queues = [:]
+            parked = [:]
             rotation = []
             count = 0
             condition.broadcast()

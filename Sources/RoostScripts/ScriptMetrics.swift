@@ -13,6 +13,13 @@ public final class ScriptMetrics: Sendable {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
+    private let starts = Atomic<Int>(0)
+
+    /// Worker processes started so far, the first ones included: a rising count with no new
+    /// scripts means workers are dying.
+    public var workerStarts: Int { starts.load(ordering: .relaxed) }
+
+    func noteWorkerStart() { starts.add(1, ordering: .relaxed) }
 
     func record(_ name: String, duration: Duration, failure: String?) {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
@@ -39,6 +46,9 @@ public final class ScriptMetrics: Sendable {
         let snapshot = entries.withLock { $0 }
         guard !snapshot.isEmpty else { return [] }
         var lines = [
+            "# HELP roost_script_worker_starts_total Script worker processes started.",
+            "# TYPE roost_script_worker_starts_total counter",
+            "roost_script_worker_starts_total \(workerStarts)",
             "# HELP roost_script_runs_total Server-side script runs by handler or extension.",
             "# TYPE roost_script_runs_total counter",
         ]

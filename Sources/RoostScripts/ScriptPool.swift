@@ -23,12 +23,28 @@ public final class ScriptRuntime: Sendable {
         /// Invocations waiting for a worker at most; more answer 503 `scripts_busy`.
         public var queueLimit = 256
         /// Invocations of one owner (see ``ScriptInvocation/owner``) waiting at most; more answer
-        /// 503 `scripts_busy` to that owner, so one owner never fills the whole queue.
-        public var ownerQueueLimit = 128
+        /// 429 `too_many_script_runs` to that owner, so one owner holds at most a quarter of the
+        /// queue (committed writes' handlers wait behind the owner's instead; see
+        /// ``ScriptInvocation/committed``).
+        public var ownerQueueLimit = 64
+
+        /// Whom workers run as: by default, when this process is root, `nobody`; nil keeps this
+        /// process's user (a server not started as root cannot change it).
+        public var workerUser: ScriptWorkerUser? = ScriptWorkerUser.defaultForThisProcess
+        /// Bytes of address space one worker may map: its heap's limit twice over (the allocator's
+        /// slack) and 256 MiB for the program, its libraries and stacks.
+        public var addressSpaceLimit: Int { 2 * memoryLimit + (256 << 20) }
 
         public init(workerExecutable: String, workers: Int) {
             self.workerExecutable = workerExecutable
             self.workers = max(1, workers)
+        }
+
+        /// The worker's arguments with its confinement.
+        var spawnArguments: [String] {
+            var arguments = workerArguments
+            if let workerUser { arguments += ["--uid", "\(workerUser.uid)", "--gid", "\(workerUser.gid)"] }
+            return arguments + ["--address-space", "\(addressSpaceLimit)"]
         }
     }
 
@@ -40,6 +56,17 @@ public final class ScriptRuntime: Sendable {
     private let started = Mutex(false)
     /// Entered by each pool thread while it runs.
     private let running = DispatchGroup()
+    /// Each pool thread's worker process now, by slot.
+    private let workers = Mutex<[Int: Int32]>([:])
+
+    /// The process ids of the workers running now, by slot (tests and diagnostics).
+    public var workerProcessIDs: [Int32] { workers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
+
+    /// A pool thread started a worker (`pid`) or lost its worker (nil).
+    func noteWorker(slot: Int, pid: Int32?) {
+        workers.withLock { $0[slot] = pid }
+        if pid != nil { metrics.noteWorkerStart() }
+    }
 
     /// Invocations waiting for a free worker now.
     public var waiting: Int { queue.waiting }
@@ -58,7 +85,7 @@ public final class ScriptRuntime: Sendable {
         let configuration = configuration
         let answer: JSONObject = try await onOwnThread {
             let worker = try ScriptWorkerProcess.spawn(
-                executable: configuration.workerExecutable, arguments: configuration.workerArguments)
+                executable: configuration.workerExecutable, arguments: configuration.spawnArguments)
             defer { worker.terminate() }
             return try worker.load(
                 modules: modules, generation: 0, memoryLimit: configuration.memoryLimit,
@@ -85,10 +112,14 @@ public final class ScriptRuntime: Sendable {
                 let job = ScriptJob(
                     invocation: invocation, calls: calls, continuation: continuation,
                     enqueuedAt: ScriptChannel.monotonicNanoseconds())
-                if !queue.enqueue(
+                switch queue.enqueue(
                     job, limit: configuration.queueLimit, ownerLimit: configuration.ownerQueueLimit)
                 {
-                    continuation.resume(throwing: RoostError.scriptsBusy)
+                case .queued: break
+                case .busy: continuation.resume(throwing: RoostError.scriptsBusy)
+                case .ownerFull:
+                    continuation.resume(
+                        throwing: RoostError.tooManyWaitingRuns(configuration.ownerQueueLimit))
                 }
             }
             metrics.record(invocation.name, duration: ContinuousClock.now - started, failure: nil)
@@ -122,6 +153,17 @@ public final class ScriptRuntime: Sendable {
                 thread.start()
             }
         }
+    }
+}
+
+extension RoostError {
+    /// One owner already has `limit` runs waiting for a worker.
+    static func tooManyWaitingRuns(_ limit: Int) -> RoostError {
+        RoostError(
+            status: 429, code: "too_many_script_runs",
+            message:
+                "You have \(limit) server-side script runs waiting for a worker, the most one caller may have; wait for one to finish.",
+            details: JSONObject(uniqueMembers: [("limit", .integer(Int64(limit)))]))
     }
 }
 

@@ -26,6 +26,10 @@ public struct ScriptInvocation: Sendable {
     /// Whose run it is, for taking turns in the pool: `user <guid>`, `address <client>`, or empty
     /// (anonymous handlers, the system, the change log's dispatcher).
     public var owner = ""
+    /// The run belongs to a write already committed (a POST or ASYNC handler): refusing it would
+    /// lose it, so past its owner's limit it waits behind the owner's other runs instead of
+    /// being refused; only runs that can still be refused with nothing done are.
+    public var committed = false
 
     public init(
         kind: Kind, name: String, entry: ScriptEntry, argument: String? = nil, data: JSONValue,

@@ -23,7 +23,15 @@ struct ScriptSlot {
                 job.continuation.resume(with: Result { try run(job, on: &worker) })
             }
         }
-        worker?.terminate()
+        discard(&worker)
+    }
+
+    /// Kills the worker; the next job starts another.
+    private func discard(_ worker: inout ScriptWorkerProcess?) {
+        guard let process = worker else { return }
+        process.terminate()
+        worker = nil
+        runtime.noteWorker(slot: slot, pid: nil)
     }
 
     private var timeout: Double { runtime.configuration.timeout }
@@ -37,15 +45,17 @@ struct ScriptSlot {
             let process = try ready(&worker, deadline: start + 30_000_000_000)
             let deadline = ScriptChannel.monotonicNanoseconds() + UInt64(timeout * 1e9)
             let message = JSONWriter.bytes(.object(invokeMessage(job.invocation)))
-            // Too big to send is the invocation's fault, not the worker's: it stays.
+            // Too big or too deep to send is the invocation's fault, not the worker's: it stays.
             guard message.count <= ScriptChannel.maximumFrameBytes else {
                 throw RoostError.scriptDataTooLarge(name, bytes: ScriptChannel.maximumFrameBytes)
+            }
+            guard JSONNesting.depth(of: message) <= ScriptChannel.maximumDepth else {
+                throw RoostError.scriptMessageTooDeep("The data for the script '\(name.prefix(100))'")
             }
             try process.channel.send(frame: message)
             return try converse(job, over: process.channel, deadline: deadline)
         } catch let error as ScriptChannelError {
-            worker?.terminate()
-            worker = nil
+            discard(&worker)
             if error.kind == .timedOut {
                 runtime.log(
                     "script '\(name)' ran past \(timeout) s; its worker was killed\(requestSuffix(job))")
@@ -67,8 +77,9 @@ struct ScriptSlot {
             process = worker
         } else {
             process = try ScriptWorkerProcess.spawn(
-                executable: configuration.workerExecutable, arguments: configuration.workerArguments)
+                executable: configuration.workerExecutable, arguments: configuration.spawnArguments)
             worker = process
+            runtime.noteWorker(slot: slot, pid: process.pid)
         }
         if process.generation != modules.generation {
             let answer = try process.load(
@@ -112,12 +123,7 @@ struct ScriptSlot {
                 var arguments: [JSONValue] = []
                 if case .array(let items)? = message["args"] { arguments = items }
                 let result = try answer(method, arguments, calls: job.calls, deadline: deadline)
-                var reply = JSONObject(uniqueMembers: [("t", .string("reply")), ("seq", seq)])
-                switch result {
-                case .success(let value): reply["result"] = value
-                case .failure(let error): reply["error"] = .object(Self.wireError(error))
-                }
-                try channel.send(reply)
+                try channel.send(frame: Self.reply(seq: seq, method: method, result))
             case "log":
                 job.calls.log(
                     level: message["level"]?.stringValue ?? "info",
@@ -151,6 +157,27 @@ struct ScriptSlot {
         return result
     }
 
+    /// The `reply` frame for a call's result; a result the worker could not take (too big, too
+    /// deep) is an error the script sees instead.
+    static func reply(seq: JSONValue, method: String, _ result: Result<JSONValue, any Error>) -> [UInt8] {
+        var reply = JSONObject(uniqueMembers: [("t", .string("reply")), ("seq", seq)])
+        switch result {
+        case .success(let value): reply["result"] = value
+        case .failure(let error): reply["error"] = .object(wireError(error))
+        }
+        let frame = JSONWriter.bytes(.object(reply))
+        let refusal: RoostError? =
+            if frame.count > ScriptChannel.maximumFrameBytes {
+                .scriptDataTooLarge("ff.\(method.prefix(100))", bytes: ScriptChannel.maximumFrameBytes)
+            } else if JSONNesting.depth(of: frame) > ScriptChannel.maximumDepth {
+                .scriptMessageTooDeep("The result of ff.\(method.prefix(100))")
+            } else { nil }
+        guard let refusal else { return frame }
+        reply["result"] = nil
+        reply["error"] = .object(wireError(refusal))
+        return JSONWriter.bytes(.object(reply))
+    }
+
     static func wireError(_ error: any Error) -> JSONObject {
         let roost =
             error as? RoostError ?? RoostError(status: 500, code: "internal", message: "The call failed.")
@@ -182,5 +209,16 @@ struct ScriptSlot {
 
     private func requestSuffix(_ job: ScriptJob) -> String {
         job.invocation.context["requestId"]?.stringValue.map { " [request \($0)]" } ?? ""
+    }
+}
+
+extension RoostError {
+    /// What crosses to or from a script worker is nested deeper than its channel takes.
+    static func scriptMessageTooDeep(_ what: String) -> RoostError {
+        RoostError(
+            status: 400, code: "script_message_too_deep",
+            message:
+                "\(what) is nested deeper than the \(ScriptChannel.maximumDepth) levels a script worker takes.",
+            details: JSONObject(uniqueMembers: [("limitDepth", .integer(Int64(ScriptChannel.maximumDepth)))]))
     }
 }

@@ -19,6 +19,11 @@ public struct ScriptOptions: Sendable {
     /// Extension calls one caller (a user, or an address for anonymous callers) may have in
     /// progress; nil is half the workers (at least 2), so one caller cannot take them all.
     public var runsPerCaller: Int?
+    /// Whom workers run as when the server is root (`--script-user`); nil is `nobody`.
+    public var user: String?
+
+    /// Whether the system knows `name` as a user other than root (`--script-user` checks it).
+    public static func isKnownWorkerUser(_ name: String) -> Bool { ScriptWorkerUser.named(name) != nil }
 
     /// ``runsPerCaller`` as it applies.
     public var effectiveRunsPerCaller: Int { runsPerCaller ?? max(2, workers / 2) }
@@ -36,6 +41,14 @@ extension Application {
         var runtime = ScriptRuntime.Configuration(workerExecutable: executable, workers: options.workers)
         runtime.timeout = options.timeout
         runtime.memoryLimit = options.memoryLimit
+        if runtime.workerUser != nil, let name = options.user {
+            // Checked when the flag was read; a user gone since falls back to nobody, never root.
+            if let user = ScriptWorkerUser.named(name) {
+                runtime.workerUser = user
+            } else {
+                logger.error("the script user '\(name)' is unknown: script workers run as nobody")
+            }
+        }
         return ScriptRuntime(configuration: runtime, log: { [logger] line in logger.error(line) })
     }
 
@@ -100,6 +113,8 @@ extension Application {
             // instead of waiting for it to lapse.
             options.holder = "embedded"
         }
+        // Half the pool: PRE and POST handlers and extensions keep the rest.
+        options.concurrency = max(1, configuration.scripts.workers / 2)
         return AsyncHandlerDispatcher(
             outbox: storage.scriptOutbox, log: storage.changeLog, options: options,
             handlers: { [definitions] in definitions.definition.scripts.handlers },
@@ -121,8 +136,11 @@ extension Application {
                 let eventID = AsyncHandlerDispatcher.eventID(of: change)
                 context["eventId"] = .string(eventID)
                 context["event"] = .string(change.operation.rawValue)
-                let invocation = ScriptInvocation(
+                var invocation = ScriptInvocation(
                     kind: .handler, name: handler.name, entry: handler.entry, data: data, context: context)
+                // In the pool too, a user's ASYNC runs take their turn with everyone else's.
+                invocation.owner = actor.map { "user " + $0.userGuid } ?? ""
+                invocation.committed = true
                 _ = try await runtime.invoke(
                     invocation,
                     calls: runner.makeCalls(

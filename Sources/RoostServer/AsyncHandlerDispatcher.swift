@@ -19,6 +19,13 @@ public struct AsyncDispatchOptions: Sendable {
     public var maximumRetryDelay: Duration = .seconds(600)
     /// Failed runs after which an event is given up (failed for good).
     public var attempts = 8
+    /// Runs at once: independent events run side by side in the script pool; one object's
+    /// events run one at a time, in log order. The server sets half its script workers.
+    public var concurrency = 1
+    /// Due retries one round runs at most, and how long after its start a round still starts
+    /// one: a slowly failing handler costs a round at most this, not a batch of timeouts.
+    public var retriesPerRound = 16
+    public var retryRoundBudget: Duration = .seconds(10)
     /// Names this dispatcher in the lease: unique per process.
     public var holder = "\(Self.hostName()):\(getpid()):\(UUID().uuidString.prefix(8))"
 
@@ -47,8 +54,11 @@ public struct AsyncDispatchOptions: Sendable {
 /// Runs the definition's ASYNC script handlers after the client's answer, from the change log:
 /// one dispatcher among the instances on a database holds the outbox's lease, reads the changes
 /// after the outbox's cursor, runs each matching handler (`run`), records failures to retry
-/// with backoff, and moves the cursor past each change once it is handled. A crash re-runs at
-/// most the change in progress (at least once; scripts get the event id for idempotency).
+/// with backoff, and moves the cursor past each change once it and every change before it are
+/// handled. A crash re-runs at most the changes in progress (at least once; scripts get the
+/// event id for idempotency). Runs take turns by who made the change (``AsyncRunTurns``), and
+/// up to ``AsyncDispatchOptions/concurrency`` run at once, one object's in log order; a retry
+/// runs after the object's later events, as it always did.
 ///
 /// Events: a change's operation, `create`, `update` or `delete`. Token revocations and updates
 /// that change only the access list (the document is the same before and after) run no handler.
@@ -196,40 +206,133 @@ public final class AsyncHandlerDispatcher: Sendable {
             }
             return false
         }
-        let retried = try await retryDue(asynchronous)
         // Read again under the lease: the previous holder may have moved it meanwhile.
+        let dueNow = try await outbox.dueRetries(now: clock(), limit: options.retriesPerRound)
         let cursor = try await outbox.dispatchedThrough()
         let changes = try await log.changes(after: cursor, limit: options.batch, maxBytes: options.batchBytes)
-        for change in changes {
-            if Task.isCancelled { return false }
-            let matching = asynchronous.filter { Self.runs($0, on: change) }
-            guard !matching.isEmpty else { continue }
-            var failures: [RunFailure] = []
-            for handler in matching {
-                if let error = await attempt(handler, change) {
-                    let attempts = 1
-                    let next = options.nextAttempt(after: attempts, now: clock())
-                    failures.append(
-                        RunFailure(
-                            sequence: change.sequence, handler: handler.name, attempts: attempts,
-                            error: error,
-                            nextAttempt: next))
-                    if next == nil { metrics.gaveUp(handler.name) }
-                }
+        var runs: [AsyncRun] = []
+        for failed in dueNow {
+            if let handler = asynchronous.first(where: { $0.name == failed.handler }) {
+                runs.append(AsyncRun(handler: handler, change: failed.change, retry: failed))
+            } else {
+                // The definition in force no longer has the handler: nothing can run it.
+                let failure = RunFailure(
+                    sequence: failed.change.sequence, handler: failed.handler, attempts: failed.attempts,
+                    error: "the handler '\(failed.handler)' is no longer defined", nextAttempt: nil)
+                guard
+                    try await outbox.retried(
+                        sequence: failed.change.sequence, handler: failed.handler, failure: failure,
+                        holder: holder)
+                else { return false }
             }
-            // Stopped mid-change: it stays in progress, for the next dispatcher to run again.
-            if Task.isCancelled { return false }
-            // The cursor passes the change, with its failures recorded, in one transaction.
+        }
+        // Each new run's change (by index), and how many runs each change has left.
+        var changeOf: [Int: Int] = [:]
+        var left = [Int](repeating: 0, count: changes.count)
+        for (position, change) in changes.enumerated() {
+            for handler in asynchronous where Self.runs(handler, on: change) {
+                changeOf[runs.count] = position
+                runs.append(AsyncRun(handler: handler, change: change))
+                left[position] += 1
+            }
+        }
+        // The cursor passes each change once it and every change before it are handled, with
+        // their failures recorded, in one transaction.
+        var completed = 0
+        var failures: [RunFailure] = []
+        let finishedAll = try await perform(runs) { index, error in
+            let run = runs[index]
+            guard let position = changeOf[index] else {
+                return try await recordRetry(run, error: error)
+            }
+            if let error {
+                let next = options.nextAttempt(after: 1, now: clock())
+                failures.append(
+                    RunFailure(
+                        sequence: run.change.sequence, handler: run.handler.name, attempts: 1, error: error,
+                        nextAttempt: next))
+                if next == nil { metrics.gaveUp(run.handler.name) }
+            }
+            left[position] -= 1
+            var frontier = completed
+            while frontier < changes.count, left[frontier] == 0 { frontier += 1 }
+            guard frontier > completed else { return true }
+            defer { completed = frontier }
+            let recorded = failures.filter { $0.sequence <= changes[frontier - 1].sequence }
+            failures.removeAll { $0.sequence <= changes[frontier - 1].sequence }
+            return try await outbox.complete(
+                through: changes[frontier - 1].sequence, failures: recorded, holder: holder,
+                lease: options.lease)
+        }
+        // Stopped mid-run: the changes in progress stay undispatched, for the next dispatcher.
+        guard finishedAll, !Task.isCancelled else { return false }
+        if let last = changes.last?.sequence, last > cursor {
             guard
                 try await outbox.complete(
-                    through: change.sequence, failures: failures, holder: holder, lease: options.lease)
+                    through: last, failures: failures, holder: holder, lease: options.lease)
             else { return false }
         }
-        if let last = changes.last?.sequence, last > cursor {
-            guard try await outbox.complete(through: last, failures: [], holder: holder, lease: options.lease)
-            else { return false }
+        return changes.count == options.batch || dueNow.count == options.retriesPerRound
+    }
+
+    /// Runs `runs` in owners' turns (``AsyncRunTurns``), `concurrency` at a time; `finished` records
+    /// each run's outcome (its failure's text, or nil) and answers false when the lease is lost.
+    /// Retries start only within the round's retry budget; the rest stay due. False when stopped.
+    private func perform(_ runs: [AsyncRun], finished: (Int, String?) async throws -> Bool) async throws
+        -> Bool
+    {
+        var turns = AsyncRunTurns(runs)
+        let retriesUntil = ContinuousClock.now + options.retryRoundBudget
+        var renewed = ContinuousClock.now
+        return try await withThrowingTaskGroup(of: (Int, String?, Bool).self) { group in
+            var active = 0
+            var stopped = false
+            while true {
+                while !stopped, active < max(1, options.concurrency), let index = turns.next() {
+                    let run = runs[index]
+                    if run.retry != nil, ContinuousClock.now > retriesUntil {
+                        turns.finished(index)
+                        continue
+                    }
+                    active += 1
+                    group.addTask { [self] in
+                        let error = await attempt(run.handler, run.change)
+                        return (index, error, Task.isCancelled)
+                    }
+                }
+                guard let (index, error, cancelled) = try await group.next() else { break }
+                active -= 1
+                turns.finished(index)
+                if stopped { continue }
+                if cancelled || Task.isCancelled {
+                    stopped = true
+                } else if try await !finished(index, error) {
+                    stopped = true
+                } else if ContinuousClock.now - renewed > options.lease / 3 {
+                    renewed = ContinuousClock.now
+                    stopped = try await !outbox.claimLease(holder: options.holder, for: options.lease)
+                }
+                if stopped { group.cancelAll() }
+            }
+            return !stopped
         }
-        return changes.count == options.batch || retried
+    }
+
+    /// Records a retry's outcome: forgotten when it succeeded, else its next attempt or given up.
+    private func recordRetry(_ run: AsyncRun, error: String?) async throws -> Bool {
+        guard let failed = run.retry else { return true }
+        var failure: RunFailure?
+        if let error {
+            let attempts = failed.attempts + 1
+            let next = options.nextAttempt(after: attempts, now: clock())
+            failure = RunFailure(
+                sequence: failed.change.sequence, handler: failed.handler, attempts: attempts, error: error,
+                nextAttempt: next)
+            if next == nil { metrics.gaveUp(run.handler.name) }
+        }
+        return try await outbox.retried(
+            sequence: failed.change.sequence, handler: failed.handler, failure: failure,
+            holder: options.holder)
     }
 
     /// Whether `handler` runs for `change`.
@@ -239,40 +342,6 @@ public final class AsyncHandlerDispatcher: Sendable {
             handler.events.contains(event)
         else { return false }
         return change.operation != .update || change.document != change.previousDocument
-    }
-
-    /// Runs the failed runs whose retry is due (at most one batch); true when there may be more.
-    private func retryDue(_ asynchronous: [ScriptHandler]) async throws -> Bool {
-        let due = try await outbox.dueRetries(now: clock(), limit: options.batch)
-        for failed in due {
-            if Task.isCancelled { return false }
-            var failure: RunFailure?
-            if let handler = asynchronous.first(where: { $0.name == failed.handler }) {
-                let error = await attempt(handler, failed.change)
-                // Stopped mid-run: the run stays due, as it was.
-                if Task.isCancelled { return false }
-                if let error {
-                    let attempts = failed.attempts + 1
-                    let next = options.nextAttempt(after: attempts, now: clock())
-                    failure = RunFailure(
-                        sequence: failed.change.sequence, handler: failed.handler, attempts: attempts,
-                        error: error,
-                        nextAttempt: next)
-                    if next == nil { metrics.gaveUp(handler.name) }
-                }
-            } else {
-                // The definition in force no longer has the handler: nothing can run it.
-                failure = RunFailure(
-                    sequence: failed.change.sequence, handler: failed.handler, attempts: failed.attempts,
-                    error: "the handler '\(failed.handler)' is no longer defined", nextAttempt: nil)
-            }
-            guard
-                try await outbox.retried(
-                    sequence: failed.change.sequence, handler: failed.handler, failure: failure,
-                    holder: options.holder)
-            else { return false }
-        }
-        return due.count == options.batch
     }
 
     /// Runs `handler` on `change`, counting it; the failure's text when it threw.

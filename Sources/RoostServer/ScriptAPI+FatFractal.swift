@@ -11,7 +11,7 @@ extension FatFractalScriptAPI {
         "getObjFromUrl": 1, "getObjFromUri": 1, "getArrayFromUrl": 1, "getArrayFromUri": 1,
         "getAllGuids": 1, "createObjAtUrl": 2, "createObjAtUri": 2, "updateObj": 1, "deleteObj": 1,
         "deleteObjAtUrl": 1, "deleteObjAtUri": 1, "getGuids": 2, "getResultCountForQuery": 1,
-        "deleteAllForQuery": 1,
+        "deleteAllForQuery": 1, "getUser": 1, "getGroup": 1, "getReferredObject": 1,
     ]
 
     /// FatFractal's anonymous user, as a guid a script may name.
@@ -26,7 +26,8 @@ extension FatFractalScriptAPI {
         switch value {
         case .null: return self
         case .string(let text) where text.isEmpty: return self
-        case .string(let text): guid = text
+        case .string(let text) where ObjectService.isValidGuid(text): guid = text
+        case .string(let text): throw RoostError.invalidGuid(text)
         default:
             throw call.invalid(position, "(asUserGuid) must be a user's guid, 'system' or 'anonymous'")
         }
@@ -122,9 +123,7 @@ extension FatFractalScriptAPI {
     /// `roost users passwd` does. Only with system rights.
     func resetPassword(_ call: ScriptCall) async throws -> JSONValue {
         try call.expectCount(2)
-        guard case .string(let guid) = call.arguments[0] else {
-            throw call.invalid(0, "must be the user's guid as a string")
-        }
+        let guid = try call.guid(0)
         guard case .string(let password) = call.arguments[1], password.utf8.count <= 1024 else {
             throw call.invalid(1, "must be the new password as a string of at most 1024 bytes")
         }

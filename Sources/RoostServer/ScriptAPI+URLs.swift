@@ -45,6 +45,7 @@ struct ScriptAddress: Equatable {
             let query = ObjectRoutes.splitTraversal(remainder)?.0 ?? remainder
             picksRandom = (try? QueryPlan(QueryParser.parse(query)))?.pickRandom ?? false
         } else if !remainder.contains("/") {
+            // A malformed guid names no object (null), as `GET /C/<it>` is 404; never a query.
             target = .object(guid: remainder)
             picksRandom = false
         } else {
@@ -53,6 +54,13 @@ struct ScriptAddress: Equatable {
                 "'\(url.prefix(200))' names a member of an object; scripts read objects, collections and queries only"
             )
         }
+    }
+
+    /// The object `guid` (already checked) in `collection`.
+    init(collection: String, guid: String) {
+        self.collection = collection
+        target = .object(guid: guid)
+        picksRandom = false
     }
 
     /// What follows `/ff/resources/` (or the leading `/` of a short URL); nil for other URLs.
@@ -98,6 +106,7 @@ struct ScriptAddress: Equatable {
             throw call.invalid(position, "needs an ffUrl, or a clazz and a guid, to name the object")
         }
         guard ObjectService.isValidCollection(clazz) else { throw RoostError.invalidCollection(clazz) }
+        guard ObjectService.isValidGuid(guid) else { throw RoostError.invalidGuid(guid) }
         return (clazz, guid)
     }
 }

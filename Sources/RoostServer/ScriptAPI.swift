@@ -1,6 +1,7 @@
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostScriptProtocol
 import RoostScripts
 import RoostStore
 
@@ -103,6 +104,17 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         case "getObjFromUrl", "getObjFromUri":
             try call.expectCount(1)
             return try await object(at: try address(call, 0))
+        case "getUser", "getGroup":
+            try call.expectCount(1)
+            let collection = method == "getUser" ? AccountService.userCollection : "FFUserGroup"
+            return try await object(at: ScriptAddress(collection: collection, guid: try call.guid(0)))
+        case "getReferredObject":
+            try call.expectCount(1)
+            let address = try address(call, 0)
+            guard case .object = address.target else {
+                throw call.invalid(0, "must be a reference's URL, which names one object")
+            }
+            return try await object(at: address)
         case "getArrayFromUrl", "getArrayFromUri":
             try call.expectCount(1)
             return try await array(at: try address(call, 0, allowingArray: true), call)
@@ -290,10 +302,25 @@ struct ScriptCall {
         guard case .object(let object) = arguments[position] else {
             throw invalid(position, "must be an object, not \(arguments[position].typeName)")
         }
-        guard JSONWriter.bytes(.object(object)).count <= maxBytes else {
+        let text = JSONWriter.bytes(.object(object))
+        guard text.count <= maxBytes else {
             throw invalid(position, "is over the \(maxBytes)-byte limit of one object")
         }
+        // No deeper than a client may send: stored, it must parse again for every reader.
+        guard JSONNesting.depth(of: text) <= JSONParser.defaultMaximumDepth else {
+            throw invalid(
+                position, "is nested deeper than the \(JSONParser.defaultMaximumDepth) levels of one object")
+        }
         return object
+    }
+
+    /// The argument at `position` as a guid Roost accepts: never a query or a path to splice.
+    func guid(_ position: Int) throws -> String {
+        guard case .string(let guid) = arguments[position], ObjectService.isValidGuid(guid) else {
+            throw RoostError.invalidGuid(
+                arguments[position].stringValue ?? JSONWriter.string(arguments[position]))
+        }
+        return guid
     }
 
     func invalid(_ position: Int, _ problem: String) -> RoostError {

@@ -95,6 +95,9 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             returnsEventData: handler.phase == .pre)
         // Each user's handlers take turns with everyone else's in the pool.
         invocation.owner = caller.map { "user " + $0.userGuid } ?? origin.map { "address " + $0.client } ?? ""
+        // A PRE handler's write is refused at its owner's limit with nothing stored; a POST
+        // handler's is committed, so its run waits its owner's turn instead.
+        invocation.committed = handler.phase != .pre
         let replaced = event == .update ? previous.flatMap { Self.wire($0.document) } : nil
         return try await invoke(
             invocation, makeCalls(caller, handler.rights, handler.name, replaced, origin?.requestID ?? "-"))

@@ -35,5 +35,15 @@ extension ServeOption {
         ) {
             $0.scripts.runsPerCaller = try integer($1, flag: "--script-runs-per-caller", range: 1...1024)
         },
+        ServeOption(
+            flag: "--script-user", variable: "ROOST_SCRIPT_USER", valueName: "NAME",
+            help:
+                "the user script workers run as when the server is started as root (default nobody); a name the system does not know fails the start. A server started as another user runs them as itself"
+        ) {
+            guard ScriptOptions.isKnownWorkerUser($1) else {
+                throw UsageError(message: "--script-user names no user of this system (or root): '\($1)'")
+            }
+            $0.scripts.user = $1
+        },
     ]
 }

@@ -59,7 +59,9 @@ struct ScriptWorkerFatFractalTests {
         #expect(worker.finish() == 0)
     }
 
-    @Test("getUser reads /FFUser/<guid> with the asUserGuid given, and wraps it as an FFUser")
+    @Test(
+        "getUser asks the server for the user by guid (never a URL it builds) with the asUserGuid given, and wraps it as an FFUser"
+    )
     func getUser() throws {
         let worker = WorkerHarness()
         try worker.load([:])
@@ -71,11 +73,11 @@ struct ScriptWorkerFatFractalTests {
         #expect(
             try worker.receive()
                 == json(
-                    #"{"t":"call","id":42,"seq":1,"method":"getObjFromUri","args":["/FFUser/u9","system"]}"#))
+                    #"{"t":"call","id":42,"seq":1,"method":"getUser","args":["u9","system"]}"#))
         try worker.send(#"{"t":"reply","seq":1,"result":{"guid":"u9","userName":"zed"}}"#)
         #expect(
             try worker.receive()
-                == json(#"{"t":"call","id":42,"seq":2,"method":"getObjFromUri","args":["/FFUser/u8",null]}"#))
+                == json(#"{"t":"call","id":42,"seq":2,"method":"getUser","args":["u8",null]}"#))
         try worker.send(#"{"t":"reply","seq":2,"result":null}"#)
         #expect(
             try worker.receive()

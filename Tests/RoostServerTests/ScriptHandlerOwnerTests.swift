@@ -36,6 +36,8 @@ struct ScriptHandlerOwnerTests {
             _ = try await objects.serving(home).create(in: "Post", body: JSONObject(), caller: alice)
             #expect(played.seen.map(\.owner) == ["address 2001:db8:0:1::/64", "user \(alice.userGuid)"])
             #expect(played.seen.map { $0.context["requestId"] } == [.string("req-a"), .string("req-b")])
+            // A POST handler's write is committed: its run waits its owner's turn, never refused.
+            #expect(played.seen.map(\.committed) == [true, true])
         }
     }
 }

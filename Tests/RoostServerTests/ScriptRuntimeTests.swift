@@ -165,14 +165,58 @@ import Testing
             runs.append(Task { finished.append(try await run(owner, argument)) })
             #expect(await eventually(within: 30) { runtime.waiting == runs.count })
         }
-        // A's third waiting run is over its share; B's still queues.
+        // A's third waiting run is over its share: 429, the caller's limit, not the server's.
         await #expect { try await run("user a", "a4") } throws: {
-            ($0 as? RoostError)?.code == "scripts_busy"
+            ($0 as? RoostError)?.code == "too_many_script_runs" && ($0 as? RoostError)?.status == 429
         }
         gate.open()
         #expect(try await holder.value == "a1")
         for task in runs { try await task.value }
         #expect(finished.order == ["a2", "b1", "a3"])
+        await runtime.shutdown()
+    }
+
+    @Test(
+        "a committed write's runs past their owner's limit wait behind the owner's others instead of being refused"
+    )
+    func committedRunsWait() async throws {
+        let runtime = try await runtime(timeout: 60, workers: 1, ownerQueueLimit: 2)
+        func run(
+            _ owner: String, _ argument: String, committed: Bool = false,
+            _ calls: any ScriptCallHandling = RecordingCalls()
+        )
+            async throws -> String
+        {
+            var invocation = invocation("callThenEcho", argument: argument)
+            invocation.owner = owner
+            invocation.committed = committed
+            return try await runtime.invoke(invocation, calls: calls).value.stringValue ?? ""
+        }
+        let finished = Finished()
+        let gate = GatedCalls()
+        let holder = Task { try await run("user a", "a1", gate) }
+        #expect(await eventually(within: 30) { gate.entered })
+        var runs: [Task<Void, any Error>] = []
+        for argument in ["a2", "a3"] {
+            runs.append(Task { finished.append(try await run("user a", argument)) })
+            #expect(await eventually(within: 30) { runtime.waiting == runs.count })
+        }
+        // Past A's share: POST-like runs wait (not counted as waiting in the shared queue)…
+        for argument in ["c1", "c2"] {
+            runs.append(Task { finished.append(try await run("user a", argument, committed: true)) })
+        }
+        // …another owner still queues, and A's refusable run is 429.
+        runs.append(Task { finished.append(try await run("user b", "b1")) })
+        #expect(await eventually(within: 30) { runtime.waiting == 3 })
+        await #expect { try await run("user a", "a4") } throws: {
+            ($0 as? RoostError)?.code == "too_many_script_runs"
+        }
+        gate.open()
+        #expect(try await holder.value == "a1")
+        for task in runs { try await task.value }
+        // The two committed runs started together, so either may have parked first.
+        #expect(finished.order.prefix(3) == ["a2", "b1", "a3"])
+        #expect(Set(finished.order.suffix(2)) == ["c1", "c2"])
         await runtime.shutdown()
     }
 

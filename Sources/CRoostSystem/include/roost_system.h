@@ -20,9 +20,17 @@ void roost_set_mmap_threshold(int bytes);
 int roost_spawn(const char *path, char *const argv[], int input, int output, int error, int *pid);
 
 /// Starts a helper process such as a script worker: `channel` becomes its descriptor 3, standard
-/// input and output are /dev/null, standard error is this process's, every other descriptor is
+/// input and output are /dev/null, standard error is closed, every other descriptor is
 /// closed, and its environment is exactly `envp` (so no secret in the server's environment, such
 /// as a database password, reaches it). Returns 0 and sets `pid`, or an errno value.
 int roost_spawn_with_channel(const char *path, char *const argv[], char *const envp[], int channel, int *pid);
+
+/// A script worker's confinement, applied by the worker itself before it serves any frame: caps
+/// its address space at `addressSpace` bytes (0: no cap), drops to `uid`/`gid` with no
+/// supplementary groups when `uid` is not negative (and checks it cannot return), closes its
+/// standard error, and installs a seccomp filter that allows only reads and sends on `channel`,
+/// memory management, clocks and exit (other calls fail with EPERM). 0, or an errno value: the
+/// worker must not run scripts then. Linux on x86-64 and arm64 only (ENOSYS elsewhere).
+int roost_worker_sandbox(long uid, long gid, unsigned long long addressSpace, int channel);
 
 #endif
