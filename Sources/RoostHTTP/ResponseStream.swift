@@ -35,6 +35,8 @@ public final class ResponseStream: Sendable {
         var ended = false
         /// A farewell or a finish is on its way: nothing more is taken.
         var closing = false
+        /// ``cut()`` was asked for.
+        var cut = false
         var onEnd: [@Sendable () -> Void] = []
 
         func isBackedUp(_ bufferLimit: Int) -> Bool { inFlight + output >= bufferLimit / 2 }
@@ -110,16 +112,18 @@ public final class ResponseStream: Sendable {
     /// Ends the stream now, dropping whatever waits unsent, and closes the connection: for a
     /// client so far behind that what it holds must be given back. Its client resumes from the
     /// last event it received whole.
-    public func cut() {
-        let connection = state.withLock { state -> Connection? in
-            guard !state.ended else { return nil }
+    @discardableResult
+    public func cut() -> Bool {
+        let (first, connection) = state.withLock { state -> (Bool, Connection?) in
+            guard !state.ended, !state.cut else { return (false, nil) }
+            state.cut = true
             state.closing = true
             // Not yet taken by its connection: it then ends at once.
             state.pending = [Piece(bytes: [], farewell: [], last: true)]
-            return state.connection
+            return (true, state.connection)
         }
-        guard let connection else { return }
-        connection.loop.execute { connection.cutStream(self) }
+        if let connection { connection.loop.execute { connection.cutStream(self) } }
+        return first
     }
 
     /// Runs `handler` once when the stream ends, for whatever reason (at once if it has).

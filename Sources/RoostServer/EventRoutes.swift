@@ -100,7 +100,7 @@ final class StreamSink: EventSink {
         }
     }
 
-    func cut() { stream.cut() }
+    func cut() -> Bool { stream.cut() }
 
     func finish(_ bytes: [UInt8], after batch: EventBatch) {
         stream.finish(bytes, batch: batch.part(StreamWrites.init).writes)

@@ -67,7 +67,64 @@ struct EventMemoryTests {
         }
     }
 
-    /// The peak resident set (`VmHWM`) of a process, in bytes.
+    /// Streams whose subscriptions differ (a distinct query each) are distinct viewers, yet see the
+    /// same document: they share one copy of its event.
+    @Test func viewersWithTheSameEventShareItsBytes() async throws {
+        let server = try await makeEventServer { limits in
+            limits.streamsPerUser = 100
+            limits.subscriptionsPerStream = 4
+        }
+        defer { Task { await server.stop() } }
+        let unread = try (0..<16).map { index in
+            try UnreadStream(
+                port: server.port,
+                path: "/ff/events?collection=Post&query=" + encoded("(text ne 'n\(index)')"))
+        }
+        let reader = try await subscribe(server, "collection=Post")
+        let large = #"{"text":""# + String(repeating: "w", count: 4 << 20) + #""}"#
+        #expect(try await server.client.send("POST", "/ff/resources/Post", json: large).status == 201)
+        #expect(try await reader.next()?.type == "create")
+        // The unread streams hold the event still: once, not sixteen times (64 MiB).
+        let held = server.application.changeFeed.heldEventBytes
+        #expect(held > 4 << 20 && held < 5 << 20, "\(held >> 20) MiB held")
+        _ = unread
+    }
+
+    /// A new copy of an event that would put the streams over `heldBytes` is not made: its streams
+    /// get the farewell and resume from before it, once the streams that do not read are cut.
+    @Test func aCopyOverTheBudgetIsRefusedAndItsStreamsResume() async throws {
+        let server = try await makeEventServer { limits in
+            limits.streamsPerUser = 100
+            limits.heldBytes = 8 << 20
+            // No heartbeat comes between the events and the end the test waits for.
+            limits.heartbeat = .seconds(600)
+        }
+        defer { Task { await server.stop() } }
+        let unread = try (0..<4).map { _ in
+            try UnreadStream(port: server.port, path: "/ff/events?collection=Post")
+        }
+        let reader = try await subscribe(server, "collection=Post")
+        for letter in ["a", "b"] {
+            // Larger than the kernel takes for a socket (4 MiB), so the unread streams hold part of it.
+            let body = #"{"text":""# + String(repeating: letter, count: 6 << 20) + #""}"#
+            #expect(try await server.client.send("POST", "/ff/resources/Post", json: body).status == 201)
+        }
+        let first = try #require(try await reader.next())
+        #expect(first.data.contains("aaaa"))
+        // The second did not fit beside the first, which the unread streams hold.
+        #expect(try await reader.next() == nil)
+        let resumeFrom = try #require(first.id)
+        #expect(
+            reader.comments.contains { $0.contains("Last-Event-ID: \(resumeFrom)") }, "\(reader.comments)")
+        #expect(server.application.changeFeed.heldEventBytes <= 8 << 20)
+        // The unread streams are cut; the reader resumes and has the second whole.
+        #expect(await eventually { server.application.changeFeed.streamCount == 0 })
+        let resumed = try await subscribe(server, "collection=Post", headers: [("Last-Event-ID", resumeFrom)])
+        let second = try #require(try await resumed.next())
+        #expect(second.data.contains("bbbb"))
+        _ = unread
+    }
+
     static func peakResidentBytes(of pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })

@@ -54,15 +54,15 @@ extension ChangeFeed {
             // Deciding and encoding an event is done once per viewer, not once per stream:
             // a thousand anonymous subscribers of a collection cost one. Neighbours are mostly
             // the same viewer: the last one is compared before the table is searched.
-            var encoded: (all: [String: EventBytes?], last: (viewer: String, bytes: EventBytes?)?) = (
-                [:], nil
-            )
+            var encoded: (all: [String: Encoded], last: (viewer: String, bytes: Encoded)?) = ([:], nil)
+            // Viewers whose events are the same bytes (the same visible document) share one copy.
+            var distinct: [(type: String, data: [UInt8], bytes: EventBytes)] = []
             // Streams that were sent the same events share their farewell's bytes.
             var farewell: (delivered: Int64, bytes: [UInt8]) = (-1, [])
             for index in rounds.indices
             where rounds[index].takesMore && change.sequence > streams[rounds[index].index].position {
                 let stream = streams[rounds[index].index]
-                var bytes: EventBytes?
+                var bytes = Encoded.none
                 var revoked = false
                 if change.operation == .revoke {
                     revoked = stream.caller?.tokenId == change.guid
@@ -77,17 +77,23 @@ extension ChangeFeed {
                         let objects = parsed ?? ParsedChange.evaluables(of: change)
                         parsed = objects
                         let access = Access(caller: stream.caller, definition: definition)
-                        bytes = event(for: change, stream, access, objects).map {
-                            EventBytes(
-                                EventFormat.event(id: change.sequence, type: $0.type, data: $0.data),
-                                counter: heldBytes)
+                        if let event = event(for: change, stream, access, objects) {
+                            bytes = encode(event, change.sequence, sharingWith: &distinct)
                         }
-                        encoded.all[viewer] = .some(bytes)
+                        encoded.all[viewer] = bytes
                         encoded.last = (viewer, bytes)
                     }
                 }
                 let outcome: EventSendOutcome
-                if let bytes {
+                if case .refused = bytes {
+                    // The streams hold all the event bytes they may: this one resumes later, from
+                    // before the event, rather than the feed holding another copy of it.
+                    stream.sink.finish(EventFormat.farewell(rounds[index].outcome.delivered), after: writes)
+                    rounds[index].takesMore = false
+                    rounds[index].open = false
+                    continue
+                }
+                if case .bytes(let bytes) = bytes {
                     let delivered = rounds[index].outcome.delivered
                     if farewell.delivered != delivered {
                         farewell = (delivered, EventFormat.farewell(delivered))
@@ -115,7 +121,7 @@ extension ChangeFeed {
                     rounds[index].open = false
                 case .sent:
                     rounds[index].outcome.position = change.sequence
-                    if bytes != nil { rounds[index].outcome.delivered = change.sequence }
+                    if case .bytes = bytes { rounds[index].outcome.delivered = change.sequence }
                     if revoked {
                         stream.sink.finish(
                             Array(": the token was revoked; log in again\n\n".utf8), after: writes)
@@ -126,6 +132,31 @@ extension ChangeFeed {
             }
         }
         return rounds.filter(\.open).map(\.outcome)
+    }
+
+    /// A viewer's event for a change: none, its bytes, or none because the streams hold too much.
+    enum Encoded {
+        case none
+        case bytes(EventBytes)
+        case refused
+    }
+
+    /// The event's bytes: those of another viewer's identical event when there is one, else a new
+    /// copy if it fits in what all streams may hold (``EventLimits/heldBytes``; an event alone
+    /// always fits, or it could never be sent), else refused.
+    private func encode(
+        _ event: (type: String, data: [UInt8]), _ sequence: Int64,
+        sharingWith distinct: inout [(type: String, data: [UInt8], bytes: EventBytes)]
+    ) -> Encoded {
+        if let same = distinct.first(where: { $0.type == event.type && $0.data == event.data }) {
+            return .bytes(same.bytes)
+        }
+        let held = heldEventBytes
+        if held > 0 && held + event.data.count > limits.heldBytes { return .refused }
+        let bytes = EventBytes(
+            EventFormat.event(id: sequence, type: event.type, data: event.data), counter: heldBytes)
+        distinct.append((event.type, event.data, bytes))
+        return .bytes(bytes)
     }
 
     /// Sends gathered before they are handed to the loops, within a change.

@@ -187,8 +187,9 @@ public final class ChangeFeed: Sendable {
     /// The bytes of events that streams hold now, unsent or being sent, each event once.
     public var heldEventBytes: Int { heldBytes.value.load(ordering: .relaxed) }
 
-    /// Whether the streams hold more of the events than they may.
-    var holdsTooMuch: Bool { heldEventBytes > limits.heldBytes }
+    /// Whether the streams hold more than half of the event bytes they may: streams that stay
+    /// behind are then cut, before new events have to be refused to everyone.
+    var holdsTooMuch: Bool { heldEventBytes > limits.heldBytes / 2 }
 
     func remove(_ id: Int) {
         state.withLock { state in
@@ -276,18 +277,24 @@ public final class ChangeFeed: Sendable {
 
     /// Marks since when each backed-up stream that the log has moved past has been waiting, and
     /// ends those that waited longer than the limit; true when some still wait. While the streams
-    /// hold more than ``EventLimits/heldBytes``, every stream behind is waited for, and cut
+    /// hold more than half of ``EventLimits/heldBytes``, every stream behind is waited for, and cut
     /// (dropping what it holds) after a second.
     private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
         guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
         let now = ContinuousClock.now
         let overBudget = holdsTooMuch
         var waiting = false
+        var cut = 0
+        defer {
+            if cut > 0 {
+                logger(
+                    "\(cut) event stream(s) that did not read were cut: the streams held over half of --events-memory"
+                )
+            }
+        }
         for stream in backedUp where overBudget || stream.position < last {
             if overBudget, let since = stream.backedUpSince, now - since > Self.overBudgetGrace {
-                logger(
-                    "an event stream was cut: the streams hold more than \(limits.heldBytes) bytes of events")
-                stream.sink.cut()
+                if stream.sink.cut() { cut += 1 }
                 continue
             }
             if let since = stream.backedUpSince, now - since > limits.slowReaderTimeout {

@@ -21,8 +21,10 @@ public protocol EventSink: AnyObject, Sendable {
     /// As ``finish(_:)``, after whatever this sink has waiting in `batch`.
     func finish(_ bytes: [UInt8], after batch: EventBatch)
     /// Ends the stream now, dropping what waits unsent: its client resumes from the last event it
-    /// received whole (an event cut short is never dispatched by an EventSource).
-    func cut()
+    /// received whole (an event cut short is never dispatched by an EventSource). False when it
+    /// was cut or had ended already.
+    @discardableResult
+    func cut() -> Bool
 }
 
 /// An event's bytes, held once for every stream it goes to, and counted while any holds them:
@@ -64,7 +66,11 @@ extension EventSink {
 
     public func finish(_ bytes: [UInt8], after batch: EventBatch) { finish(bytes) }
 
-    public func cut() { finish([]) }
+    @discardableResult
+    public func cut() -> Bool {
+        finish([])
+        return true
+    }
 }
 
 /// A sink's way of gathering sends during a fan-out, and of handing them on in one go.
