@@ -10,10 +10,13 @@ struct AccountRoutes: Sendable {
     let authenticator: Authenticator
 
     func register(in router: inout APIRouter) {
-        router.router.on(.post, "/ff/register") { try await register($0) }
-        router.router.on(.post, "/ff/login") { try await login($0) }
-        router.router.on(.post, "/ff/tokens") { try await createToken($0) }
-        router.router.on(.post, "/ff/logout") { try await logout($0) }
+        // Credentials and a profile are small: a large body is refused at its head, before anyone
+        // is known, instead of being read and parsed for an anonymous caller.
+        let small: Admission = { _ in throw RoostError.accountBodyTooLarge }
+        router.router.on(.post, "/ff/register", admit: small) { try await register($0) }
+        router.router.on(.post, "/ff/login", admit: small) { try await login($0) }
+        router.router.on(.post, "/ff/tokens", admit: small) { try await createToken($0) }
+        router.router.on(.post, "/ff/logout", admit: small) { try await logout($0) }
         router.router.on(.get, "/ff/session") { try await session($0) }
         router.onLoggedIn(.get, "/ff/tokens") { try await listTokens($1) }
         router.onLoggedIn(.get, "/ff/tokens/:id") { request, principal in
@@ -170,4 +173,12 @@ struct AccountRoutes: Sendable {
         guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
         return (identifier, password, device(in: body))
     }
+}
+
+extension RoostError {
+    /// Only bodies over `Application.bodiesCheckedAtTheirHeadOver` are checked at their head.
+    static let accountBodyTooLarge = RoostError(
+        status: 413, code: "body_too_large",
+        message:
+            "An account request takes at most \(Application.bodiesCheckedAtTheirHeadOver >> 10) KiB of body.")
 }

@@ -98,10 +98,12 @@ enum ParsedBodyReservation {
     /// 10 to 50 times its text (issue 24's measurements), one of long strings about twice.
     static let bytesPerBodyByte = 16
 
-    /// The bytes reserved for the request's body, nil when none was needed.
+    /// The bytes reserved for the request's body, nil when none was needed (a small body, or no
+    /// budget: whoever passed the request on reserved already). One reservation takes at most
+    /// half the budget, so that it can be had.
     static func reserve(for request: Request) throws -> Int? {
         guard request.body.count > unreservedBytes, let budget = request.heldBytes else { return nil }
-        let bytes = request.body.count * bytesPerBodyByte
+        let bytes = min(request.body.count * bytesPerBodyByte, budget.limit / 2)
         guard budget.reserve(bytes) else {
             throw RoostError.serverBusy(
                 retryAfter: 1,

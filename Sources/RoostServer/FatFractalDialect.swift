@@ -76,12 +76,19 @@ struct FatFractalDialect: Responder {
         }
         let session = FatFractalSession(request)
         let method = request.method
+        // The dialect parses the body (to translate it) before the routes do: it reserves for the
+        // parse, and the routes, given no budget, reserve nothing again.
+        let reserved: Int?
         do {
             try session.apply(to: &request)
+            reserved = try ParsedBodyReservation.reserve(for: request)
             try Self.translateBody(of: &request)
         } catch {
             return await refusal(error, request)
         }
+        let budget = request.heldBytes
+        defer { reserved.map { budget?.release($0) } }
+        if reserved != nil { request.heldBytes = nil }
         let path = request.path
         if request.method == .post, path == "/ff/login" { return await login(request) }
         if request.method == .get, Self.isGrabBagQuery(path) {

@@ -52,6 +52,10 @@ struct BodyAdmissionTests {
             ("POST", "/ff/ext/Nowhere", [], 404, "not_found"),
             ("POST", "/ff/ext/Secured", [], 401, "login_required"),
             ("POST", "/ff/ext/Open", [], 413, "body_too_large"),
+            ("POST", "/ff/login", [], 413, "body_too_large"),
+            ("POST", "/ff/register", [], 413, "body_too_large"),
+            ("POST", "/ff/tokens", [], 413, "body_too_large"),
+            ("POST", "/ff/logout", [], 413, "body_too_large"),
         ]
         for (method, path, headers, status, code) in cases {
             let answer = try await Self.headOnly(server, method, path, length: megabytes, headers: headers)
@@ -96,6 +100,42 @@ struct BodyAdmissionTests {
         #expect(open.status == 200, "\(open.text)")
     }
 
+    /// The dialect parses a body to translate it before the routes do: it reserves first, and the
+    /// routes do not reserve the same body again (twice would be over 6 MiB).
+    @Test(arguments: [(2 << 20, 503), (6 << 20, 201)])
+    func theDialectReservesOnceBeforeItParses(budget: Int, status: Int) async throws {
+        let server = try await TestServer { configuration in
+            configuration.appDefinition = openRules
+            configuration.maxHeldRequestBytes = budget
+        }
+        defer { Task { await server.stop() } }
+        let body =
+            #"{"clazz":"Numbers","numbers":["# + Array(repeating: "1", count: 600_000).joined(separator: ",")
+            + "]}"
+        // 1.25 MB of the budget are held by a body still arriving.
+        let occupied = try await Self.occupy(server, bytes: 1_250_000)
+        let answer = try await server.client.send(
+            "POST", "/ff/resources/Numbers", headers: [("Data-type", "json")], body: Array(body.utf8))
+        #expect(answer.status == status, "\(answer.text.prefix(200))")
+        occupied.hangUp()
+        #expect(await eventually { server.application.heldRequestBytes == 0 })
+    }
+
+    /// A request whose body is still arriving: the bytes received so far are held, leaving less
+    /// of the budget for others.
+    static func occupy(_ server: TestServer, bytes: Int) async throws -> RawConnection {
+        let connection = try RawConnection(port: server.port)
+        connection.send(
+            "POST /ff/resources/Slow HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(bytes * 2)\r\n\r\n")
+        connection.send(Array(#"{"x":""#.utf8) + [UInt8](repeating: 120, count: bytes))
+        let held = bytes - 64 * 1024
+        guard await eventually(within: 30, { server.application.heldRequestBytes >= held }) else {
+            throw TestClientError(description: "the server did not receive the partial body")
+        }
+        return connection
+    }
+
     /// Parsing a large body reserves many times its size against the held-bytes budget first.
     @Test(arguments: [(2 << 20, 503), (8 << 20, 201)])
     func parsingALargeBodyReservesItsTreeFirst(budget: Int, status: Int) async throws {
@@ -104,8 +144,11 @@ struct BodyAdmissionTests {
             configuration.maxHeldRequestBytes = budget
         }
         defer { Task { await server.stop() } }
-        // 200 KB of text: its tree is reserved as 16 times that, 3.2 MB.
-        let body = #"{"numbers":["# + Array(repeating: "1", count: 100_000).joined(separator: ",") + "]}"
+        // 1.2 MB of text: its tree is reserved as 16 times that, at most half the budget: with a
+        // 1.25 MB held by another request, over 2 MiB but within 8.
+        let body = #"{"numbers":["# + Array(repeating: "1", count: 600_000).joined(separator: ",") + "]}"
+        // 1.25 MB of the budget are held by a body still arriving.
+        let occupied = try await Self.occupy(server, bytes: 1_250_000)
         let answer = try await server.client.send("POST", "/ff/resources/Numbers", json: body)
         #expect(answer.status == status, "\(answer.text.prefix(200))")
         if status == 503 {
@@ -113,6 +156,7 @@ struct BodyAdmissionTests {
             #expect(answer.header("Retry-After") == "1")
         }
         // What was reserved is given back.
+        occupied.hangUp()
         #expect(await eventually { server.application.heldRequestBytes == 0 })
     }
 }
