@@ -88,6 +88,30 @@ enum ForwardedHeader {
         }
     }
 
+    /// A `Forwarded` value cut into its elements at the commas outside quoted strings, each left
+    /// as written (to be parsed on its own with ``parse(_:)``).
+    static func elements(_ value: String) -> [Substring] {
+        var elements: [Substring] = []
+        var start = value.startIndex
+        var quoted = false
+        var escaped = false
+        for index in value.indices {
+            let character = value[index]
+            if escaped {
+                escaped = false
+            } else if quoted && character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == ",", !quoted {
+                elements.append(value[start..<index])
+                start = value.index(after: index)
+            }
+        }
+        elements.append(value[start...])
+        return elements
+    }
+
     /// `192.0.2.1`, `192.0.2.1:8080`, `[2001:db8::1]`, `[2001:db8::1]:8080`, `unknown` or an
     /// obfuscated `_name`; a bare IPv6 address only outside `Forwarded`'s quoted strings (as
     /// `X-Forwarded-For` writes it). Nil when it is none of these.

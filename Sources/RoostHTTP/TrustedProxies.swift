@@ -189,9 +189,21 @@ public struct TrustedProxies: Sendable {
             }
         }
         if header == .forwarded {
-            guard !forwarded.isEmpty, let hops = ForwardedHeader.parse(forwarded.joined(separator: ",")),
-                let chosen = walk(hops.map(\.address))
-            else { return nil }
+            guard !forwarded.isEmpty else { return nil }
+            // Element by element from the right: what a client wrote on the left, however
+            // malformed, cannot spoil what the proxies appended.
+            let elements = ForwardedHeader.elements(forwarded.joined(separator: ","))
+            var hops: [(address: IPAddress?, scheme: String?)] = []
+            for element in elements.reversed() {
+                // A malformed element counts as an `unknown` hop, and the walk stops there.
+                guard let parsed = ForwardedHeader.parse(String(element)), parsed.count == 1 else {
+                    hops.insert((nil, nil), at: 0)
+                    break
+                }
+                hops.insert(parsed[0], at: 0)
+                if let address = parsed[0].address, !contains(address) { break }
+            }
+            guard let chosen = walk(hops.map(\.address)) else { return nil }
             return (chosen.address, hops[chosen.index].scheme)
         }
         if !forwardedFor.isEmpty, let chosen = walkForwardedFor(forwardedFor.joined(separator: ",")) {
@@ -203,11 +215,17 @@ public struct TrustedProxies: Sendable {
         return nil
     }
 
+    /// From the right, as far as the walk needs: an item that does not parse counts as `unknown`,
+    /// so junk a client put on the left never hides the address a proxy appended after it.
     private func walkForwardedFor(_ value: String) -> String? {
         var addresses: [IPAddress?] = []
-        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let node = ForwardedHeader.node(item.trimmingSpaces(), quoted: false) else { return nil }
-            addresses.append(node.address)
+        for item in value.split(separator: ",", omittingEmptySubsequences: false).reversed() {
+            guard let node = ForwardedHeader.node(item.trimmingSpaces(), quoted: false) else {
+                addresses.insert(nil, at: 0)
+                break
+            }
+            addresses.insert(node.address, at: 0)
+            if let address = node.address, !contains(address) { break }
         }
         return walk(addresses)?.address
     }

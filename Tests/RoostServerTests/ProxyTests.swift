@@ -141,10 +141,37 @@ import Testing
     }
 
     @Test(arguments: [
-        "not-an-ip", "1.2.3.4, ", "1.2.3.4,,5.6.7.8", "1.2.3.4 5.6.7.8", "", "1.2.3.4:99999", "[::1",
+        "not-an-ip", "1.2.3.4, ", "1.2.3.4 5.6.7.8", "", "1.2.3.4:99999", "[::1",
     ])
     func aMalformedXForwardedForIsIgnored(value: String) throws {
         #expect(try client("10.0.0.1", trusting: "10.0.0.0/8", [("X-Forwarded-For", value)]) == nil)
+    }
+
+    /// Junk a client writes on the left never hides the address its proxy appended: the header is
+    /// read from the right only as far as the walk needs (a whole header refused for junk made the
+    /// client the proxy itself, 127.0.0.1 behind nginx, which `--metrics-allow` may trust).
+    @Test func junkOnTheLeftDoesNotHideTheAppendedClient() throws {
+        let trusted = "10.0.0.0/8"
+        #expect(
+            try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "junk, 198.51.100.1")])?.address
+                == "198.51.100.1")
+        #expect(
+            try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "1.2.3.4,,198.51.100.1")])?.address
+                == "198.51.100.1")
+        // Junk next to a trusted hop: the client is not known past that proxy.
+        #expect(
+            try client("10.0.0.1", trusting: trusted, [("X-Forwarded-For", "junk, 10.0.0.7")])?.address
+                == "10.0.0.7")
+        #expect(
+            try client(
+                "10.0.0.1", trusting: trusted, reading: .forwarded,
+                [("Forwarded", #"for=junk junk;;, for="[2001:db8::1]";proto=https"#)])! == (
+                    "2001:db8::1", "https"
+                ))
+        #expect(
+            try client(
+                "10.0.0.1", trusting: trusted, reading: .forwarded,
+                [("Forwarded", #"for="a,b", for=198.51.100.9"#)])?.address == "198.51.100.9")
     }
 
     @Test func forwardedFollowsRFC7239() throws {
