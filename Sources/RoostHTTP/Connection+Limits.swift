@@ -56,9 +56,11 @@ extension Connection {
             return sendFinal(refusal, request: makeRequest(head, body: []))
         }
         guard parser.isStreamingBody else {
-            // A buffered body: read it now.
+            // A buffered body: read it now (the body that came with the head is counted as held).
             bufferevent_enable(bev, roost_ev_read())
-            return processBuffered()
+            processBuffered()
+            chargeHeldBytes()
+            return
         }
         guard let open = loop.server.configuration.bodySinks else { return sendError(Self.storageFailure) }
         do {

@@ -61,10 +61,12 @@ public struct Router: Responder {
     public func admit(_ request: Request) async -> Response? {
         var request = request
         let path = request.path.split(separator: "/", omittingEmptySubsequences: true)
-        guard let chosen = match(request.method, path).forMethod?.route, let admission = chosen.admission
-        else {
-            return nil
+        let matched = match(request.method, path)
+        // A large body to a path no route serves is answered 404 from its head, not read first.
+        guard matched.any != nil else {
+            return errorResponse(RoutingError.notFound(path: String(request.path)), request)
         }
+        guard let chosen = matched.forMethod?.route, let admission = chosen.admission else { return nil }
         guard let parameters = Self.parameters(chosen.segments, path, in: request.path) else {
             return errorResponse(RoutingError.notFound(path: String(request.path)), request)
         }

@@ -82,12 +82,12 @@ struct FatFractalSession {
 
     /// Whether a cookie-authenticated request shows it comes from the app's own pages: the
     /// dialect's header (which no other site can send without a preflight), the browser's
-    /// `Sec-Fetch-Site` (`same-origin`, or `none` for an address the user typed), or an `Origin`
-    /// that is this server's.
+    /// `Sec-Fetch-Site: same-origin` (not `none`: a link opened from a mail or chat app says
+    /// that, and carries the cookie), or an `Origin` that is this server's.
     static func isSameOrigin(_ request: Request) -> Bool {
         if request.headers["Data-type"] != nil { return true }
-        if let site = request.headers["Sec-Fetch-Site"]?.lowercased() {
-            return site == "same-origin" || site == "none"
+        if let site = request.headers["Sec-Fetch-Site"] {
+            return site.caseInsensitiveCompare("same-origin") == .orderedSame
         }
         guard let origin = request.headers["Origin"], let host = request.headers["Host"] else { return false }
         return origin.caseInsensitiveCompare("\(request.scheme)://\(host)") == .orderedSame

@@ -56,6 +56,7 @@ struct BodyAdmissionTests {
             ("POST", "/ff/register", [], 413, "body_too_large"),
             ("POST", "/ff/tokens", [], 413, "body_too_large"),
             ("POST", "/ff/logout", [], 413, "body_too_large"),
+            ("POST", "/ff/nowhere", [], 404, "not_found"),
         ]
         for (method, path, headers, status, code) in cases {
             let answer = try await Self.headOnly(server, method, path, length: megabytes, headers: headers)
