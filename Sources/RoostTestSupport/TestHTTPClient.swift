@@ -184,7 +184,8 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     private func receiveMore() throws {
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        // Large reads: a test reading an event of megabytes must keep up with the server.
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
         let count = recv(fd, &chunk, chunk.count, 0)
         if count == 0 { throw TestClientError(description: "the server closed the connection") }
         if count < 0 { throw TestClientError(description: "read failed or timed out (errno \(errno))") }

@@ -1,10 +1,21 @@
 import RoostHTTP
 import RoostServer
 
-/// `roost serve` options that decide who may do what: registrations per address, who reads
-/// `/metrics`.
+/// `roost serve` options that decide who may do what: which proxy header names the client,
+/// registrations per address, who reads `/metrics`.
 extension ServeOption {
     static let access: [ServeOption] = [
+        ServeOption(
+            flag: "--proxy-header", variable: "ROOST_PROXY_HEADER", valueName: "x-forwarded-for|forwarded",
+            help:
+                "the one header your trusted proxies write: X-Forwarded-For with X-Forwarded-Proto (nginx, Caddy, HAProxy's forwardfor; the default) or RFC 7239 Forwarded; the other is ignored"
+        ) {
+            guard let header = ForwardingHeader(rawValue: $1.lowercased()) else {
+                throw UsageError(
+                    message: "--proxy-header takes 'x-forwarded-for' or 'forwarded', not '\($1)'")
+            }
+            $0.trustedProxies.header = header
+        },
         ServeOption(
             flag: "--max-registrations", variable: "ROOST_MAX_REGISTRATIONS",
             valueName: "N",

@@ -58,7 +58,7 @@ extension ServeOption {
         ServeOption(
             flag: "--events-memory", variable: "ROOST_EVENTS_MEMORY", valueName: "SIZE",
             help:
-                "bytes of events all streams may hold together, each event once however many streams it goes to; past it, streams a second behind are cut and resume (default 64MiB)"
+                "bytes of events all streams may hold together, each event once however many streams it goes to; past half of it, streams 5 s behind are cut and resume (default 64MiB)"
         ) {
             $0.events.heldBytes = try size($1, flag: "--events-memory")
         },

@@ -166,17 +166,6 @@ struct ServeOption: Sendable {
             }
         },
         ServeOption(
-            flag: "--proxy-header", variable: "ROOST_PROXY_HEADER", valueName: "x-forwarded-for|forwarded",
-            help:
-                "the one header your trusted proxies write: X-Forwarded-For with X-Forwarded-Proto (nginx, Caddy, HAProxy's forwardfor; the default) or RFC 7239 Forwarded; the other is ignored"
-        ) {
-            guard let header = ForwardingHeader(rawValue: $1.lowercased()) else {
-                throw UsageError(
-                    message: "--proxy-header takes 'x-forwarded-for' or 'forwarded', not '\($1)'")
-            }
-            $0.trustedProxies.header = header
-        },
-        ServeOption(
             flag: "--cors-origins", variable: "ROOST_CORS_ORIGINS", valueName: "ORIGIN,...",
             help:
                 "browser origins that may call the API, e.g. https://app.example.com (or *); adds to the app definition's cors.allowedOrigins"

@@ -17,6 +17,8 @@ struct EventMemoryTests {
             dataDirectory: directory,
             arguments: [
                 "--app", try writeOpenDefinition(beside: directory), "--events-max-streams-per-user", "100",
+                // Under the suite's load the reader may take long over 8 MiB: it must not be cut.
+                "--events-slow-reader-timeout", "300s",
             ])
         defer { server.process.signal(SIGKILL) }
         let client = TestHTTPClient(port: server.port)
@@ -58,8 +60,8 @@ struct EventMemoryTests {
         #expect(try await server.client.send("POST", "/ff/resources/Post", json: large).status == 201)
         let event = try #require(try await reader.next())
         #expect(event.type == "create" && event.data.utf8.count > 4 << 20)
-        #expect(await eventually { server.application.changeFeed.streamCount == 1 })
-        #expect(await eventually { server.application.changeFeed.heldEventBytes < 4096 })
+        #expect(await eventually(within: 60) { server.application.changeFeed.streamCount == 1 })
+        #expect(await eventually(within: 60) { server.application.changeFeed.heldEventBytes < 4096 })
         // Each cut stream ends without the event whole: its client resumes from before it.
         for stream in unread {
             let received = try await offCooperativePool { stream.readToEnd() }
@@ -118,7 +120,7 @@ struct EventMemoryTests {
             reader.comments.contains { $0.contains("Last-Event-ID: \(resumeFrom)") }, "\(reader.comments)")
         #expect(server.application.changeFeed.heldEventBytes <= 8 << 20)
         // The unread streams are cut; the reader resumes and has the second whole.
-        #expect(await eventually { server.application.changeFeed.streamCount == 0 })
+        #expect(await eventually(within: 60) { server.application.changeFeed.streamCount == 0 })
         let resumed = try await subscribe(server, "collection=Post", headers: [("Last-Event-ID", resumeFrom)])
         let second = try #require(try await resumed.next())
         #expect(second.data.contains("bbbb"))

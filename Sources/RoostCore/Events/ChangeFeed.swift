@@ -18,7 +18,8 @@ public struct EventLimits: Sendable {
     /// sent a farewell naming its last delivered id and disconnected.
     public var bufferedBytes = 1 << 20
     /// The bytes of events all streams may hold together (an event sent to many streams counts
-    /// once). Past it, streams that stay behind on reading for a second are cut, and resume.
+    /// once, and viewers with the same bytes share them). A new copy past it is refused (its
+    /// streams resume later); past half of it, streams that stay behind are cut, and resume.
     public var heldBytes = 64 << 20
     /// How long a stream may stay backed up (its client not reading) before it is sent the
     /// farewell and disconnected.
@@ -278,7 +279,7 @@ public final class ChangeFeed: Sendable {
     /// Marks since when each backed-up stream that the log has moved past has been waiting, and
     /// ends those that waited longer than the limit; true when some still wait. While the streams
     /// hold more than half of ``EventLimits/heldBytes``, every stream behind is waited for, and cut
-    /// (dropping what it holds) after a second.
+    /// (dropping what it holds) after ``overBudgetGrace``.
     private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
         guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
         let now = ContinuousClock.now
@@ -293,7 +294,9 @@ public final class ChangeFeed: Sendable {
             }
         }
         for stream in backedUp where overBudget || stream.position < last {
-            if overBudget, let since = stream.backedUpSince, now - since > Self.overBudgetGrace {
+            if overBudget, let since = stream.backedUpSince,
+                now - since > min(Self.overBudgetGrace, limits.slowReaderTimeout)
+            {
                 if stream.sink.cut() { cut += 1 }
                 continue
             }
@@ -314,7 +317,8 @@ public final class ChangeFeed: Sendable {
     }
 
     /// How long a stream may stay behind while the streams hold too much.
-    static let overBudgetGrace: Duration = .seconds(1)
+    /// Long enough for a client that reads to take an event of megabytes on a slow link.
+    static let overBudgetGrace: Duration = .seconds(5)
 
     /// Records where each stream stands after a round.
     private func record(_ outcomes: [Outcome]) {
