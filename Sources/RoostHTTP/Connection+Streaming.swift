@@ -28,6 +28,18 @@ extension Connection {
     /// Sends the head of a streamed response and hands the connection to its stream.
     func startStream(_ stream: ResponseStream, head: [UInt8]) {
         streaming = stream
+        // Every byte the client takes is progress the stream can show: a reader working through
+        // an event of megabytes is not one that stopped reading. The callback goes with the
+        // buffer, which the connection frees before it goes.
+        if let bev, let output = bufferevent_get_output(bev) {
+            evbuffer_add_cb(
+                output,
+                { _, info, context in
+                    guard let info, info.pointee.n_deleted > 0, let context else { return }
+                    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+                    connection.streaming?.took(info.pointee.n_deleted)
+                }, Unmanaged.passUnretained(self).toOpaque())
+        }
         write(head)
         for piece in stream.attach(self) { writeStreamed(piece, of: stream) }
         if loop.isDraining { endStream() }

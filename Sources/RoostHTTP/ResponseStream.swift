@@ -37,6 +37,8 @@ public final class ResponseStream: Sendable {
         var closing = false
         /// ``cut()`` was asked for.
         var cut = false
+        /// Bytes the client has taken from the connection's output so far.
+        var taken = 0
         var onEnd: [@Sendable () -> Void] = []
 
         func isBackedUp(_ bufferLimit: Int) -> Bool { inFlight + output >= bufferLimit / 2 }
@@ -143,6 +145,14 @@ public final class ResponseStream: Sendable {
 
     /// Whether the stream has ended.
     public var isEnded: Bool { state.withLock { $0.ended } }
+
+    /// Bytes the client has taken so far: it reads while this grows, however far behind it is.
+    public var bytesTaken: Int { state.withLock { $0.taken } }
+
+    /// The client took `count` bytes from the connection's output (on its loop).
+    func took(_ count: Int) {
+        state.withLock { $0.taken += count }
+    }
 
     /// The connection took the stream (on its loop): it writes what was sent meanwhile.
     func attach(_ connection: Connection) -> [Piece] {

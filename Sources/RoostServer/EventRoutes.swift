@@ -89,6 +89,8 @@ final class StreamSink: EventSink {
 
     var isBackedUp: Bool { stream.isBackedUp }
 
+    var bytesTaken: Int { stream.bytesTaken }
+
     func send(_ event: EventBytes, farewell: [UInt8], unlessBackedUp batch: EventBatch) -> EventSendOutcome {
         let writes = batch.part(StreamWrites.init).writes
         switch stream.send(

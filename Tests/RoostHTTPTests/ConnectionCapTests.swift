@@ -12,6 +12,8 @@ struct ConnectionCapTests {
         router.on(.get, "/hello") { _ in Response(status: 200, body: Array("hi".utf8)) }
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0, loopCount: 2)
         configuration.maxConnectionsPerClient = perClient
+        // The held connections idle for as long as the test takes under the suite's load.
+        configuration.idleTimeout = 3600
         configuration.trustedProxies = try TrustedProxies(proxies)
         let server = HTTPServer(configuration: configuration, responder: router)
         try server.start()

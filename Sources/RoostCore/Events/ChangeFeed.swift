@@ -279,7 +279,7 @@ public final class ChangeFeed: Sendable {
     /// Marks since when each backed-up stream that the log has moved past has been waiting, and
     /// ends those that waited longer than the limit; true when some still wait. While the streams
     /// hold more than half of ``EventLimits/heldBytes``, every stream behind is waited for, and cut
-    /// (dropping what it holds) after ``overBudgetGrace``.
+    /// (dropping what it holds) once its client has read nothing for ``overBudgetGrace``.
     private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
         guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
         let now = ContinuousClock.now
@@ -294,8 +294,10 @@ public final class ChangeFeed: Sendable {
             }
         }
         for stream in backedUp where overBudget || stream.position < last {
-            if overBudget, let since = stream.backedUpSince,
-                now - since > min(Self.overBudgetGrace, limits.slowReaderTimeout)
+            // Over the budget, what counts is whether the client reads at all, not how far behind.
+            let taken = stream.sink.bytesTaken
+            if overBudget, let stalled = stream.stalled, stalled.taken == taken,
+                now - stalled.since > min(Self.overBudgetGrace, limits.slowReaderTimeout)
             {
                 if stream.sink.cut() { cut += 1 }
                 continue
@@ -305,10 +307,11 @@ public final class ChangeFeed: Sendable {
                 continue
             }
             waiting = true
-            if stream.backedUpSince == nil {
+            if stream.backedUpSince == nil || stream.stalled?.taken != taken {
                 state.withLock { state in
                     guard var current = state.streams[stream.id] else { return }
-                    current.backedUpSince = now
+                    if current.backedUpSince == nil { current.backedUpSince = now }
+                    if current.stalled?.taken != taken { current.stalled = (now, taken) }
                     state.streams[stream.id] = current
                 }
             }

@@ -12,6 +12,8 @@ public protocol EventSink: AnyObject, Sendable {
     func onEnd(_ handler: @escaping @Sendable () -> Void)
     /// Whether the client is behind on reading: the feed waits before sending it more.
     var isBackedUp: Bool { get }
+    /// Bytes the client has read so far: while it grows, a client behind is still reading.
+    var bytesTaken: Int { get }
 
     /// As ``send(_:farewell:)``, but nothing is queued when the client is backed up, and the
     /// bytes may wait in `batch` until the feed flushes it (after each change it fans out).
@@ -113,6 +115,9 @@ extension ChangeFeed {
         var delivered: Int64
         /// Since when the client has been too far behind to be sent more.
         var backedUpSince: ContinuousClock.Instant?
+        /// Since when, being behind, it has read nothing, and how much it had read then
+        /// (``EventSink/bytesTaken``): a client working through a large event is not stalled.
+        var stalled: (since: ContinuousClock.Instant, taken: Int)?
 
         init(
             id: Int, owner: String, client: String, caller: Principal?, subscriptions: [BoundSubscription],
@@ -129,6 +134,7 @@ extension ChangeFeed {
             position = max(position, outcome.position)
             delivered = max(delivered, outcome.delivered)
             backedUpSince = outcome.backedUp ? backedUpSince ?? now : nil
+            if !outcome.backedUp { stalled = nil }
         }
 
         var id: Int { fixed.id }
