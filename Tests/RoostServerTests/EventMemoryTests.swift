@@ -98,8 +98,10 @@ struct EventMemoryTests {
         let server = try await makeEventServer { limits in
             limits.streamsPerUser = 100
             limits.heldBytes = 8 << 20
-            // No heartbeat comes between the events and the end the test waits for.
+            // No heartbeat comes between the events and the end the test waits for, and the
+            // streams that do not read stay until the test closes them.
             limits.heartbeat = .seconds(600)
+            limits.stalledStreamGrace = .seconds(600)
         }
         defer { Task { await server.stop() } }
         let unread = try (0..<4).map { _ in
@@ -119,7 +121,8 @@ struct EventMemoryTests {
         #expect(
             reader.comments.contains { $0.contains("Last-Event-ID: \(resumeFrom)") }, "\(reader.comments)")
         #expect(server.application.changeFeed.heldEventBytes <= 8 << 20)
-        // The unread streams are cut; the reader resumes and has the second whole.
+        // Once the streams that do not read are gone, the reader resumes and has the second whole.
+        for stream in unread { stream.hangUp() }
         #expect(await eventually(within: 60) { server.application.changeFeed.streamCount == 0 })
         let resumed = try await subscribe(server, "collection=Post", headers: [("Last-Event-ID", resumeFrom)])
         let second = try #require(try await resumed.next())
@@ -168,6 +171,9 @@ final class UnreadStream: Sendable {
             seen.append(byte)
         }
     }
+
+    /// Closes both directions: the server sees the client go.
+    func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
 
     /// Reads until the server closes; the number of bytes read.
     func readToEnd() -> Int {

@@ -21,6 +21,9 @@ public struct EventLimits: Sendable {
     /// once, and viewers with the same bytes share them). A new copy past it is refused (its
     /// streams resume later); past half of it, streams that stay behind are cut, and resume.
     public var heldBytes = 64 << 20
+    /// How long a stream behind may read nothing while the streams hold over half of
+    /// ``heldBytes`` before it is cut (at most ``slowReaderTimeout``).
+    public var stalledStreamGrace: Duration = .seconds(5)
     /// How long a stream may stay backed up (its client not reading) before it is sent the
     /// farewell and disconnected.
     public var slowReaderTimeout: Duration = .seconds(30)
@@ -279,7 +282,8 @@ public final class ChangeFeed: Sendable {
     /// Marks since when each backed-up stream that the log has moved past has been waiting, and
     /// ends those that waited longer than the limit; true when some still wait. While the streams
     /// hold more than half of ``EventLimits/heldBytes``, every stream behind is waited for, and cut
-    /// (dropping what it holds) once its client has read nothing for ``overBudgetGrace``.
+    /// (dropping what it holds) once its client has read nothing for
+    /// ``EventLimits/stalledStreamGrace``.
     private func waitForSlowReaders(_ backedUp: [Stream]) async -> Bool {
         guard !backedUp.isEmpty, let last = try? await log.window().last else { return false }
         let now = ContinuousClock.now
@@ -297,7 +301,7 @@ public final class ChangeFeed: Sendable {
             // Over the budget, what counts is whether the client reads at all, not how far behind.
             let taken = stream.sink.bytesTaken
             if overBudget, let stalled = stream.stalled, stalled.taken == taken,
-                now - stalled.since > min(Self.overBudgetGrace, limits.slowReaderTimeout)
+                now - stalled.since > min(limits.stalledStreamGrace, limits.slowReaderTimeout)
             {
                 if stream.sink.cut() { cut += 1 }
                 continue
@@ -318,10 +322,6 @@ public final class ChangeFeed: Sendable {
         }
         return waiting
     }
-
-    /// How long a stream may stay behind while the streams hold too much.
-    /// Long enough for a client that reads to take an event of megabytes on a slow link.
-    static let overBudgetGrace: Duration = .seconds(5)
 
     /// Records where each stream stands after a round.
     private func record(_ outcomes: [Outcome]) {
