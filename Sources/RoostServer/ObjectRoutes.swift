@@ -55,7 +55,8 @@ struct ObjectRoutes: Sendable {
     /// rule that does not look at the body (`loggedIn`, `none`, a group).
     private func admitCreate(_ request: Request, _ principal: Principal?) async throws {
         try Self.refuseUserCreateOrDelete(request)
-        try service.checkCreateBeforeBody(in: request.parameters["collection"]!, caller: principal)
+        guard let collection = request.parameters["collection"] else { return }
+        try service.checkCreateBeforeBody(in: collection, caller: principal)
     }
 
     private func create(_ request: Request, _ principal: Principal?, _ key: IdempotencyMark?) async throws

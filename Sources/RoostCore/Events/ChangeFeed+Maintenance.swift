@@ -1,8 +1,15 @@
 import Foundation
 import RoostStore
 
-/// The feed's upkeep: heartbeats, token checks and trimming the change log.
+/// The feed's upkeep: heartbeats, token checks, trimming the change log, what streams hold.
 extension ChangeFeed {
+    /// The bytes of events that streams hold now, unsent or being sent, each event once.
+    public var heldEventBytes: Int { heldBytes.value.load(ordering: .relaxed) }
+
+    /// Whether the streams hold more than half of the event bytes they may: streams that stay
+    /// behind are then cut, before new events have to be refused to everyone.
+    var holdsTooMuch: Bool { heldEventBytes > limits.heldBytes / 2 }
+
     /// Every heartbeat: streams whose token expired end, and the fan-out is asked to send the
     /// others their heartbeat (see ``sendHeartbeats()``).
     func heartbeats() async {

@@ -188,13 +188,6 @@ public final class ChangeFeed: Sendable {
     /// Open streams now.
     public var streamCount: Int { openStreams.load(ordering: .relaxed) }
 
-    /// The bytes of events that streams hold now, unsent or being sent, each event once.
-    public var heldEventBytes: Int { heldBytes.value.load(ordering: .relaxed) }
-
-    /// Whether the streams hold more than half of the event bytes they may: streams that stay
-    /// behind are then cut, before new events have to be refused to everyone.
-    var holdsTooMuch: Bool { heldEventBytes > limits.heldBytes / 2 }
-
     func remove(_ id: Int) {
         state.withLock { state in
             guard let stream = state.streams.removeValue(forKey: id) else { return }
