@@ -60,7 +60,7 @@ public final class PostgresIdempotencyStore: IdempotencyStore {
                         fingerprint: row.bytes(0), completed: row.bool(1),
                         response: RecordedResponse(
                             status: Int(row.integer(2)),
-                            headers: SQLiteIdempotencyStore.decodeHeaders(row.text(3) ?? ""),
+                            headers: RecordedResponse.decodeHeaders(row.text(3) ?? ""),
                             body: row.bytes(4)),
                         createdAt: row.integer(5), ran: row.bool(6)
                     )
@@ -86,7 +86,7 @@ public final class PostgresIdempotencyStore: IdempotencyStore {
     }
 
     public func complete(scope: String, key: String, response: RecordedResponse) async throws {
-        let headers = SQLiteIdempotencyStore.encodeHeaders(response.headers)
+        let headers = RecordedResponse.encodeHeaders(response.headers)
         try await database.write { connection in
             try connection.run(
                 """

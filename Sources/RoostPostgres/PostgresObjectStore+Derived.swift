@@ -37,7 +37,7 @@ extension PostgresObjectStore {
 
     /// Removes the rows of a deleted object.
     static func removeDerived(collection: String, guid: String, on connection: PostgresConnection) throws {
-        if collection == SQLiteObjectStore.groupCollection {
+        if collection == DerivedRows.groupCollection {
             try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
         }
         try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")

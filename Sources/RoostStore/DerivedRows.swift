@@ -15,9 +15,12 @@ public struct DerivedRows: Sendable {
         blobReferences = []
     }
 
+    /// The collection whose objects define groups.
+    public static let groupCollection = "FFUserGroup"
+
     public init(of object: StoredObject) {
-        let isGroup = object.collection == SQLiteObjectStore.groupCollection
-        let mayHoldBlobs = SQLiteObjectStore.mayHoldBlobs(object.document)
+        let isGroup = object.collection == Self.groupCollection
+        let mayHoldBlobs = Self.mayHoldBlobs(object.document)
         groupMembers = isGroup ? [] : nil
         blobReferences = []
         guard isGroup || mayHoldBlobs, case .object(let document)? = try? JSONParser.parse(object.document)
@@ -67,32 +70,26 @@ public struct DerivedRows: Sendable {
         }
     }
 
-    /// Writes the rows of a new object, or replaces those of a changed one.
-    func write(collection: String, guid: String, replacing: Bool, on connection: SQLiteConnection) throws {
-        if let groupMembers {
-            if replacing { try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)") }
-            for user in groupMembers {
-                try connection.run(
-                    "INSERT OR IGNORE INTO group_members (group_guid, user_guid) VALUES (\(guid), \(user))")
-            }
-        }
-        if replacing {
-            try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
-        }
-        for reference in blobReferences {
-            try connection.run(
-                """
-                INSERT OR REPLACE INTO blob_refs (collection, guid, member, sha256)
-                VALUES (\(collection), \(guid), \(reference.member), \(reference.sha256))
-                """)
-        }
-    }
+    private static let blobMarker = Array(#""blob":"#.utf8)
 
-    /// Removes the rows of a deleted object.
-    static func remove(collection: String, guid: String, on connection: SQLiteConnection) throws {
-        if collection == SQLiteObjectStore.groupCollection {
-            try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
+    /// Whether a document may hold a blob member; saves parsing the others.
+    public static func mayHoldBlobs(_ document: [UInt8]?) -> Bool {
+        guard let document, document.count >= blobMarker.count else { return false }
+        return document.withUnsafeBufferPointer { bytes in
+            var index = 0
+            let last = bytes.count - blobMarker.count
+            while index <= last {
+                if bytes[index] == 0x22 && bytes[index + 1] == 0x62 {  // "b
+                    var matched = true
+                    for offset in 2..<blobMarker.count where bytes[index + offset] != blobMarker[offset] {
+                        matched = false
+                        break
+                    }
+                    if matched { return true }
+                }
+                index += 1
+            }
+            return false
         }
-        try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 private let table = Migration(

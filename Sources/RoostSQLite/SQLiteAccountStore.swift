@@ -1,3 +1,5 @@
+import RoostStore
+
 /// ``AccountStore`` on the same SQLite database as the objects.
 public final class SQLiteAccountStore: AccountStore {
     let database: SQLiteDatabase

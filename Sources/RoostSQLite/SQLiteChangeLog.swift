@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 
 /// ``ChangeLog`` on the SQLite database: triggers on `objects` append to `changes` in the
 /// statement's own transaction, so every write path (the object store, accounts, groups, blob

@@ -1,5 +1,6 @@
 import Foundation
 import RoostQuery
+import RoostStore
 
 /// ``ObjectStore`` on an embedded SQLite database in the data folder.
 public final class SQLiteObjectStore: ObjectStore, FieldIndexStore, BlobReferenceStore {

@@ -1,5 +1,6 @@
 import Foundation
 import RoostQuery
+import RoostStore
 
 /// Compiles a ``QueryExpression`` to a SQLite condition on the `objects` table.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 
 /// Which objects refer to which blob, derived from the documents: a member whose value is
 /// `{"blob": {"sha256": …}}` is a reference. The core lets only the blob endpoints write such
@@ -28,29 +29,6 @@ extension SQLiteObjectStore {
                 ) WITHOUT ROWID;
                 """),
     ]
-
-    private static let blobMarker = Array(#""blob":"#.utf8)
-
-    /// Whether a document may hold a blob member; saves parsing the others.
-    static func mayHoldBlobs(_ document: [UInt8]?) -> Bool {
-        guard let document, document.count >= blobMarker.count else { return false }
-        return document.withUnsafeBufferPointer { bytes in
-            var index = 0
-            let last = bytes.count - blobMarker.count
-            while index <= last {
-                if bytes[index] == 0x22 && bytes[index + 1] == 0x62 {  // "b
-                    var matched = true
-                    for offset in 2..<blobMarker.count where bytes[index + offset] != blobMarker[offset] {
-                        matched = false
-                        break
-                    }
-                    if matched { return true }
-                }
-                index += 1
-            }
-            return false
-        }
-    }
 
     /// Every blob some object refers to.
     public func referencedBlobs() async throws -> Set<String> {

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import RoostStore
 
 #if canImport(Glibc)
     import Glibc

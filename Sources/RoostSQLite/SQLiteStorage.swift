@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 
 /// Every store on one SQLite database in the data folder.
 public final class SQLiteStorage: Storage {

@@ -1,3 +1,5 @@
+import RoostStore
+
 /// ``ScriptOutboxStore`` on the SQLite database, beside the change log it dispatches.
 public final class SQLiteScriptOutbox: ScriptOutboxStore {
     let database: SQLiteDatabase
