@@ -148,7 +148,7 @@ public final class PostgresAccountStore: AccountStore {
 
     public func updatePasswordHash(userGuid: String, hash: String, revoking: TokenCleanup) async throws {
         try await database.write { connection in
-            try PostgresObjectStore.lock(.sessions, userGuid, on: connection)
+            try connection.lock(.sessions, userGuid)
             try connection.run("UPDATE accounts SET password_hash = \(hash) WHERE user_guid = \(userGuid)")
             switch revoking {
             case .none: break
@@ -175,7 +175,7 @@ public final class PostgresAccountStore: AccountStore {
         try await database.write { connection in
             // Logins of one user one after the other, as SQLite's writer runs them: two logins
             // that each replace the device's token must not both keep theirs.
-            try PostgresObjectStore.lock(.sessions, token.userGuid, on: connection)
+            try connection.lock(.sessions, token.userGuid)
             switch revocation {
             case .none: break
             case .sameDevice:
@@ -250,7 +250,7 @@ public final class PostgresAccountStore: AccountStore {
         let derived = groups.map(DerivedRows.init(of:))
         return try await database.write { connection in
             // Instances starting together ensure the groups one after the other.
-            try PostgresObjectStore.lock(.groups, "declared", on: connection)
+            try connection.lock(.groups, "declared")
             var replaced: [String] = []
             for (group, rows) in zip(groups, derived) {
                 if let existing = try PostgresObjectStore.object(

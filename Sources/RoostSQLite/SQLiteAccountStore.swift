@@ -139,7 +139,7 @@ public final class SQLiteAccountStore: AccountStore {
         try await database.write { connection in
             let deleted = try connection.run("DELETE FROM accounts WHERE user_guid = \(userGuid)") > 0
             try connection.run("DELETE FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)")
-            try DerivedRows.remove(collection: "FFUser", guid: userGuid, on: connection)
+            try SQLiteObjectStore.removeDerived(collection: "FFUser", guid: userGuid, on: connection)
             return deleted
         }
     }
@@ -233,7 +233,8 @@ public final class SQLiteAccountStore: AccountStore {
                     // Claimed by a user before the app declared it: squatted, so replaced.
                     try connection.run(
                         "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
-                    try DerivedRows.remove(collection: group.collection, guid: group.guid, on: connection)
+                    try SQLiteObjectStore.removeDerived(
+                        collection: group.collection, guid: group.guid, on: connection)
                     replaced.append(group.guid)
                 }
                 try connection.run("DELETE FROM retired_group_guids WHERE guid = \(group.guid)")

@@ -7,4 +7,26 @@ extension Row: DatabaseRow {
     public func bytes(_ column: Int) -> [UInt8] { bytes(Int32(column)) }
 }
 
-extension SQLiteConnection: SQLRunning {}
+extension SQLiteConnection: SQLConnection {
+    public typealias Dialect = SQLiteDialect
+
+    public static func isUniqueViolation(_ error: any Error) -> Bool {
+        (error as? SQLiteError)?.isUniqueViolation ?? false
+    }
+}
+
+extension SQLiteDatabase: SQLDatabase {
+    /// On the calling thread, with an idle reader connection.
+    public func pointRead<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T)
+        async throws
+        -> T
+    {
+        try read(body)
+    }
+
+    public func pooledRead<T: Sendable>(
+        consistent: Bool, measuredBySteps: Bool, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
+        try await pooledRead(transaction: consistent, inline: measuredBySteps, body)
+    }
+}

@@ -1,27 +1,26 @@
-import Foundation
 import RoostQuery
-import RoostStore
 
-/// Compiles a ``QueryExpression`` to a SQLite condition on the `objects` table.
+/// Metadata fields that have columns of their own, and whether each holds integers.
+public let queryMetadataColumns: [String: (column: String, isInteger: Bool)] = [
+    "guid": ("guid", false), "createdBy": ("created_by", false), "updatedBy": ("updated_by", false),
+    "createdAt": ("created_at", true), "updatedAt": ("updated_at", true), "version": ("version", true),
+    "ffACL": ("acl", false),
+]
+
+/// Compiles a ``QueryExpression`` to a condition on the `objects` table, once for every
+/// database: the dialect writes the leaves (JSON values, regular expressions, references).
 ///
-/// Every literal is a bound parameter. Field paths are validated identifiers, so they are written
-/// into the SQL as `'$.a.b'` text, which lets SQLite use expression indexes on them.
+/// Every literal is a bound parameter. Field paths are validated identifiers, so the dialects
+/// write them into the SQL, which lets expression indexes on them apply.
 ///
 /// Semantics: a comparison with a missing field or a value of another JSON type is false;
 /// `eq null` matches a missing field or null; `ne` is exactly `not eq`, so it matches objects that
-/// lack the field. Strings compare by bytes (binary collation), numbers as numbers.
-enum SQLiteQueryCompiler {
-    /// Metadata fields that have columns of their own, and whether each holds integers.
-    static let metadataColumns: [String: (column: String, isInteger: Bool)] = [
-        "guid": ("guid", false), "createdBy": ("created_by", false), "updatedBy": ("updated_by", false),
-        "createdAt": ("created_at", true), "updatedAt": ("updated_at", true), "version": ("version", true),
-        "ffACL": ("acl", false),
-    ]
-
+/// lack the field. Strings compare by bytes, numbers as numbers (as SQLite holds them).
+public enum QueryCompiler<Dialect: SQLDialect> {
     /// The condition. With `references`, a dotted path also matches through a referenced object
     /// that the caller may see (queries want this); without, paths stay inside the object (access
     /// rules must never look through references).
-    static func condition(_ expression: QueryExpression, references: ReferenceAccess? = .unrestricted)
+    public static func condition(_ expression: QueryExpression, references: ReferenceAccess? = .unrestricted)
         throws(QueryError) -> SQL
     {
         let condition = { (part: QueryExpression) throws(QueryError) -> SQL in
@@ -51,17 +50,15 @@ enum SQLiteQueryCompiler {
             if let problem = BoundedRegex.problem(with: pattern) {
                 throw QueryError(message: problem, column: 1, query: "", expected: ["regular expression"])
             }
-            return try throughReferences(path, references) { field in
-                let (column, json) = source(field)
-                return
-                    "(json_type(\(raw: column), \(raw: json)) IS 'text' AND json_extract(\(raw: column), \(raw: json)) REGEXP \(pattern))"
+            return try throughReferences(path, references) { (field) throws(QueryError) in
+                try Dialect.regex(field, matching: pattern)
             }
         case .contains(let path, let mode, let words):
-            return try throughReferences(path, references) { field in contains(field, mode, words) }
+            return try throughReferences(path, references) { field in Dialect.contains(field, mode, words) }
         case .randomPick:
-            return "1"
+            return Dialect.trueLiteral
         case .constant(let flag):
-            return flag ? "1" : "0"
+            return flag ? Dialect.trueLiteral : Dialect.falseLiteral
         }
     }
 
@@ -80,12 +77,8 @@ enum SQLiteQueryCompiler {
             guard let rest = FieldPath(components: Array(path.components[split...])),
                 let prefix = FieldPath(components: Array(path.components[..<split]))
             else { continue }
-            let url = "substr(json_extract(objects.document, '$.\(prefix).ffUrl'), 15)"
-            var target: SQL = """
-                EXISTS (SELECT 1 FROM objects AS referenced WHERE \
-                referenced.collection = substr(\(raw: url), 1, instr(\(raw: url), '/') - 1) AND \
-                referenced.guid = substr(\(raw: url), instr(\(raw: url), '/') + 1)
-                """
+            var target: SQL =
+                "EXISTS (SELECT 1 FROM objects AS referenced WHERE " + Dialect.referencedRow(through: prefix)
             if let visible { target = target + " AND " + visible }
             if let owned = ownerGuard(on: rest.components[0], references) {
                 target = target + " AND " + owned
@@ -106,13 +99,13 @@ enum SQLiteQueryCompiler {
             let test = try visibility.restriction.map { (r) throws(QueryError) in
                 try condition(r, references: nil)
             }
-            branches.append("WHEN \(collection) THEN " + (test ?? "1"))
+            branches.append("WHEN \(collection) THEN " + (test ?? Dialect.trueLiteral))
         }
         let others = try references.others.restriction.map { (r) throws(QueryError) in
             try condition(r, references: nil)
         }
         return "(CASE referenced.collection " + SQL.joined(branches, separator: " ") + " ELSE "
-            + (others ?? "1") + " END)"
+            + (others ?? Dialect.trueLiteral) + " END)"
     }
 
     /// For an owner-only field of the referenced row's collection: only its creator's rows count.
@@ -122,22 +115,20 @@ enum SQLiteQueryCompiler {
             hiddenElsewhere
                 || references.collections.values.contains(where: { $0.ownerOnlyFields.contains(field) })
         else { return nil }
-        let creator: SQL = references.viewer.map { "referenced.created_by IS \($0)" } ?? "0"
+        let creator: SQL = references.viewer.map { Dialect.createdBy($0) } ?? Dialect.falseLiteral
         var branches: [SQL] = []
         for (collection, visibility) in references.collections.sorted(by: { $0.key < $1.key }) {
             let hidden = visibility.ownerOnlyFields.contains(field)
             guard hidden || hiddenElsewhere else { continue }
-            branches.append("WHEN \(collection) THEN " + (hidden ? creator : "1"))
+            branches.append("WHEN \(collection) THEN " + (hidden ? creator : Dialect.trueLiteral))
         }
         return "(CASE referenced.collection " + SQL.joined(branches, separator: " ") + " ELSE "
-            + (hiddenElsewhere ? creator : "1") + " END)"
+            + (hiddenElsewhere ? creator : Dialect.trueLiteral) + " END)"
     }
 
     private static func comparison(
         _ path: FieldPath, _ comparison: ComparisonOperator, _ literal: QueryLiteral
-    ) throws(QueryError)
-        -> SQL
-    {
+    ) throws(QueryError) -> SQL {
         if comparison == .ne { return "(NOT " + (try self.comparison(path, .eq, literal)) + ")" }
         let symbol: String =
             switch comparison {
@@ -152,80 +143,22 @@ enum SQLiteQueryCompiler {
             case .bool, .null:
                 throw QueryError(
                     message: "\(comparison.rawValue) compares numbers or strings, not true, false or null",
-                    column: 1, query: "",
-                    expected: ["number", "string"])
+                    column: 1, query: "", expected: ["number", "string"])
             default: break
             }
         }
-        if path.components.count == 1, let metadata = metadataColumns[path.components[0]] {
+        if path.components.count == 1, let metadata = queryMetadataColumns[path.components[0]] {
             let column = metadata.column
             switch literal {
-            case .null: return comparison == .eq ? "(\(raw: column) IS NULL)" : "0"
-            case .bool: return "0"
+            case .null: return comparison == .eq ? "(\(raw: column) IS NULL)" : Dialect.falseLiteral
+            case .bool: return Dialect.falseLiteral
             case .string(let text):
-                return metadata.isInteger ? "0" : "(\(raw: column) \(raw: symbol) \(text))"
+                return metadata.isInteger ? Dialect.falseLiteral : "(\(raw: column) \(raw: symbol) \(text))"
             case .number(let number):
-                return metadata.isInteger ? "(\(raw: column) \(raw: symbol) \(numberValue(number)))" : "0"
+                return metadata.isInteger
+                    ? Dialect.integerColumn(column, symbol: symbol, number: number) : Dialect.falseLiteral
             }
         }
-        let (column, field) = source(path)
-        let value: SQL = "json_extract(\(raw: column), \(raw: field))"
-        let type: SQL = "json_type(\(raw: column), \(raw: field))"
-        switch literal {
-        case .null:
-            return "(" + type + " IS NULL OR " + type + " IS 'null')"
-        case .bool(let flag):
-            return "(" + type + (flag ? " IS 'true')" : " IS 'false')")
-        case .string(let text):
-            // json_extract gives TEXT for strings, and JSON text for objects and arrays, which starts
-            // with '{' or '['; other texts can only equal a string, so the type check (a parse of the
-            // whole document per row) is needed only for those and for ranges.
-            if comparison == .eq, !text.hasPrefix("{"), !text.hasPrefix("[") {
-                // IS, not =: a missing field must give false, never NULL, so that NOT works.
-                return "(" + value + " IS \(text))"
-            }
-            return "(" + value + " \(raw: symbol) \(text) AND " + type + " IS 'text')"
-        case .number(let number):
-            // true and false come back as 1 and 0, so only those two need the type check for eq.
-            if comparison == .eq, let double = Double(number), double != 0, double != 1 {
-                return "(" + value + " IS \(numberValue(number)))"
-            }
-            return "(" + value + " \(raw: symbol) \(numberValue(number)) AND (" + type + " IS 'integer' OR "
-                + type + " IS 'real'))"
-        }
-    }
-
-    private static func contains(_ path: FieldPath, _ mode: ContainsMode, _ words: [String]) -> SQL {
-        let (column, field) = source(path)
-        let unique = Array(Set(words)).sorted()
-        let list = SQL.joined(unique.map { "\($0)" }, separator: ", ")
-        let arrayTest: SQL =
-            mode == .any
-            ? "EXISTS (SELECT 1 FROM json_each(\(raw: column), \(raw: field)) WHERE value IN (\(list)))"
-            : "(SELECT count(DISTINCT value) FROM json_each(\(raw: column), \(raw: field)) WHERE value IN (\(list))) = \(unique.count)"
-        let padded: SQL = "(' ' || json_extract(\(raw: column), \(raw: field)) || ' ')"
-        let wordTests = unique.map { word -> SQL in "instr(" + padded + ", \(" " + word + " ")) > 0" }
-        let stringTest = "(" + SQL.joined(wordTests, separator: mode == .any ? " OR " : " AND ") + ")"
-        return "(CASE json_type(\(raw: column), \(raw: field)) WHEN 'array' THEN " + arrayTest
-            + " WHEN 'text' THEN " + stringTest
-            + " ELSE 0 END)"
-    }
-
-    /// The column a path reads and the JSON path within it: `ffACL.x` is `x` of the access list.
-    static func source(_ path: FieldPath) -> (column: String, path: String) {
-        guard path.components.count >= 2, path.components[0] == "ffACL",
-            let rest = FieldPath(components: Array(path.components.dropFirst()))
-        else { return ("document", jsonPath(path)) }
-        return ("acl", jsonPath(rest))
-    }
-
-    /// `'$.a.b'` as SQL text; safe to write inline because every part is a validated identifier.
-    static func jsonPath(_ path: FieldPath) -> String {
-        "'$." + path.components.joined(separator: ".") + "'"
-    }
-
-    private static func numberValue(_ literal: String) -> DatabaseValue {
-        if let integer = Int64(literal) { return .integer(integer) }
-        return .real(Double(literal) ?? 0)
+        return Dialect.jsonComparison(path, comparison, symbol: symbol, literal)
     }
 }
