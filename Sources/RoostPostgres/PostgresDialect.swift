@@ -176,6 +176,13 @@ extension PostgresDialect {
         ("SELECT set_config('roost.actor', \(actor ?? ""), true)", nil)
     }
 
+    /// A bigserial: ids are random, and created_at has milliseconds.
+    public static let tokenIssueOrder = "issued"
+
+    public static func documentField(_ field: String, is literal: String) -> String {
+        "doc -> '\(field)' = '\(literal)'::jsonb"
+    }
+
     /// Transaction-level advisory locks; the class is the first key, the second a hash of the name.
     public static func lock(_ kind: TransactionLock, _ key: String, shared: Bool) -> SQL? {
         let function = shared ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock"

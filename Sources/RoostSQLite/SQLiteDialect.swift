@@ -119,6 +119,12 @@ public enum SQLiteDialect: SQLDialect {
         )
     }
 
+    public static let tokenIssueOrder = "rowid"
+
+    public static func documentField(_ field: String, is literal: String) -> String {
+        "json_type(document, '$.\(field)') = '\(literal)'"
+    }
+
     /// One writer: nothing to lock.
     public static func lock(_ kind: TransactionLock, _ key: String, shared: Bool) -> SQL? { nil }
 

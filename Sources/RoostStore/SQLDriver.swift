@@ -109,6 +109,11 @@ public protocol SQLDialect: Sendable {
     static func recordDeleter(_ actor: String?, collection: String, guid: String) -> (
         before: SQL?, after: SQL?
     )
+    /// The column that orders tokens issued in the same millisecond.
+    static var tokenIssueOrder: String { get }
+    /// The document's top-level `field` holds the JSON value `literal` (`true`, `false`).
+    static func documentField(_ field: String, is literal: String) -> String
+
     /// Takes a transaction's lock on `key` of `kind`; nil where one writer needs none.
     static func lock(_ kind: TransactionLock, _ key: String, shared: Bool) -> SQL?
 }

@@ -1,0 +1,214 @@
+/// ``AccountStore`` written once, on the same database as the objects: a user's account and its
+/// `FFUser` object are written in one transaction.
+public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
+    public typealias Connection = Database.Connection
+    typealias Dialect = Connection.Dialect
+    typealias Objects = SQLObjectStore<Database>
+    let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    private static var accountColumns: String { "user_guid, user_name_key, email_key, password_hash" }
+    private static var tokenColumns: String {
+        "id, user_guid, secret_hash, device_id, device_type, created_at, expires_at, renewed_at, client_address"
+    }
+
+    private static func account(_ row: Connection.ResultRow) -> AccountRecord {
+        AccountRecord(
+            userGuid: row.text(0) ?? "", userNameKey: row.text(1) ?? "", emailKey: row.text(2),
+            passwordHash: row.text(3) ?? "")
+    }
+
+    private static func token(_ row: Connection.ResultRow) -> TokenRecord {
+        TokenRecord(
+            id: row.text(0) ?? "", userGuid: row.text(1) ?? "", secretHash: row.bytes(2),
+            deviceId: row.text(3) ?? "",
+            deviceType: row.text(4), createdAt: row.integer(5), expiresAt: row.integer(6),
+            renewedAt: row.integer(7), clientAddress: row.text(8))
+    }
+
+    public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
+        let derived = DerivedRows(of: user)
+        try await database.write { connection in
+            let taken = try connection.first(
+                """
+                SELECT CASE WHEN user_name_key = \(account.userNameKey) THEN 1 ELSE 0 END FROM accounts
+                WHERE user_name_key = \(account.userNameKey) OR email_key = \(account.emailKey) LIMIT 1
+                """
+            ) { $0.integer(0) }
+            if let taken { throw taken == 1 ? AccountConflict.userName : AccountConflict.email }
+            do {
+                try connection.run(
+                    """
+                    INSERT INTO accounts (user_guid, user_name_key, email_key, password_hash)
+                    VALUES (\(account.userGuid), \(account.userNameKey), \(account.emailKey), \(account.passwordHash))
+                    """)
+            } catch let violated where Connection.isUniqueViolation(violated) {
+                // Another instance registered the name or email since the check above (with
+                // several writers); the constraint's name says which.
+                let message = String(describing: violated)
+                if message.contains("user_name") { throw AccountConflict.userName }
+                if message.contains("email") { throw AccountConflict.email }
+                throw StoreError.duplicate
+            }
+            try Objects.insert(user, derived: derived, on: connection)
+        }
+    }
+
+    public func account(identifiedBy key: String) async throws -> AccountRecord? {
+        try await database.pointRead { connection in
+            try connection.first(
+                """
+                SELECT \(raw: Self.accountColumns) FROM accounts WHERE user_name_key = \(key) OR email_key = \(key)
+                ORDER BY user_name_key = \(key) DESC LIMIT 1
+                """, Self.account)
+        }
+    }
+
+    public func account(userGuid: String) async throws -> AccountRecord? {
+        try await database.pointRead { connection in
+            try connection.first(
+                "SELECT \(raw: Self.accountColumns) FROM accounts WHERE user_guid = \(userGuid)", Self.account
+            )
+        }
+    }
+
+    public func updatePasswordHash(userGuid: String, hash: String, revoking: TokenCleanup) async throws {
+        try await database.write { connection in
+            try connection.lock(.sessions, userGuid)
+            try connection.run("UPDATE accounts SET password_hash = \(hash) WHERE user_guid = \(userGuid)")
+            switch revoking {
+            case .none: break
+            case .allExcept(let tokenId):
+                try connection.run("DELETE FROM tokens WHERE user_guid = \(userGuid) AND id <> \(tokenId)")
+            case .all:
+                try connection.run("DELETE FROM tokens WHERE user_guid = \(userGuid)")
+            }
+        }
+    }
+
+    public func deleteAccount(userGuid: String) async throws -> Bool {
+        try await database.write { connection in
+            let deleted = try connection.run("DELETE FROM accounts WHERE user_guid = \(userGuid)") > 0
+            try connection.run("DELETE FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)")
+            try Objects.removeDerived(collection: "FFUser", guid: userGuid, on: connection)
+            return deleted
+        }
+    }
+
+    public func issue(_ token: TokenRecord, revoking revocation: TokenRevocation, manufacturerId: String?)
+        async throws
+    {
+        try await database.write { connection in
+            // Logins of one user one after the other, as SQLite's writer runs them: two logins
+            // that each replace the device's token must not both keep theirs.
+            try connection.lock(.sessions, token.userGuid)
+            switch revocation {
+            case .none: break
+            case .sameDevice:
+                try connection.run(
+                    "DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)"
+                )
+            case .allDevices:
+                try connection.run("DELETE FROM tokens WHERE user_guid = \(token.userGuid)")
+            case .sameDeviceBeyond(let kept):
+                try connection.run(
+                    """
+                    DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
+                    AND id NOT IN (SELECT id FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
+                    ORDER BY created_at DESC, \(raw: Dialect.tokenIssueOrder) DESC LIMIT \(Int64(kept)))
+                    """)
+            }
+            try connection.run(
+                """
+                INSERT INTO tokens (\(raw: Self.tokenColumns)) VALUES (\(token.id), \(token.userGuid), \(token.secretHash),
+                \(token.deviceId), \(token.deviceType), \(token.createdAt), \(token.expiresAt), \(token.renewedAt),
+                \(token.clientAddress))
+                """)
+            try connection.run(
+                """
+                INSERT INTO devices (user_guid, device_id, device_type, manufacturer_id, last_seen_at)
+                VALUES (\(token.userGuid), \(token.deviceId), \(token.deviceType), \(manufacturerId), \(token.createdAt))
+                ON CONFLICT (user_guid, device_id) DO UPDATE SET
+                device_type = coalesce(excluded.device_type, devices.device_type),
+                manufacturer_id = coalesce(excluded.manufacturer_id, devices.manufacturer_id),
+                last_seen_at = excluded.last_seen_at
+                """)
+        }
+    }
+
+    public func token(secretHash: [UInt8]) async throws -> TokenRecord? {
+        try await database.pointRead { connection in
+            try connection.first(
+                "SELECT \(raw: Self.tokenColumns) FROM tokens WHERE secret_hash = \(secretHash)", Self.token)
+        }
+    }
+
+    public func token(id: String) async throws -> TokenRecord? {
+        try await database.pointRead { connection in
+            try connection.first("SELECT \(raw: Self.tokenColumns) FROM tokens WHERE id = \(id)", Self.token)
+        }
+    }
+
+    public func tokens(userGuid: String) async throws -> [TokenRecord] {
+        try await database.pointRead { connection in
+            try connection.query(
+                "SELECT \(raw: Self.tokenColumns) FROM tokens WHERE user_guid = \(userGuid) ORDER BY created_at DESC, id",
+                Self.token)
+        }
+    }
+
+    @discardableResult
+    public func deleteToken(id: String) async throws -> Bool {
+        try await database.write { connection in
+            try connection.run("DELETE FROM tokens WHERE id = \(id)") > 0
+        }
+    }
+
+    public func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws {
+        _ = try await database.write { connection in
+            try connection.run(
+                "UPDATE tokens SET expires_at = \(expiresAt), renewed_at = \(renewedAt) WHERE id = \(id)")
+        }
+    }
+
+    public func ensureGroups(_ groups: [StoredObject]) async throws -> [String] {
+        guard !groups.isEmpty else { return [] }
+        let derived = groups.map(DerivedRows.init(of:))
+        return try await database.write { connection in
+            // Instances starting together ensure the groups one after the other.
+            try connection.lock(.groups, "declared")
+            var replaced: [String] = []
+            for (group, rows) in zip(groups, derived) {
+                if let existing = try Objects.object(
+                    in: group.collection, guid: group.guid, on: connection)
+                {
+                    // The system's, or an administrator's: adopted as it is, members and all.
+                    guard let creator = existing.createdBy, try !Self.isAdmin(creator, on: connection) else {
+                        continue
+                    }
+                    // Claimed by a user before the app declared it: squatted, so replaced.
+                    try connection.run(
+                        "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
+                    try Objects.removeDerived(
+                        collection: group.collection, guid: group.guid, on: connection)
+                    replaced.append(group.guid)
+                }
+                try connection.run("DELETE FROM retired_group_guids WHERE guid = \(group.guid)")
+                try Objects.insert(group, derived: rows, on: connection)
+            }
+            return replaced
+        }
+    }
+
+    private static func isAdmin(_ userGuid: String, on connection: Connection) throws -> Bool {
+        try connection.first(
+            """
+            SELECT 1 FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+            AND \(raw: Dialect.documentField("admin", is: "true"))
+            """
+        ) { _ in true } ?? false
+    }
+}
