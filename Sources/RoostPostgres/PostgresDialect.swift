@@ -178,6 +178,7 @@ extension PostgresDialect {
 
     /// A bigserial: ids are random, and created_at has milliseconds.
     public static let tokenIssueOrder = "issued"
+    public static let rowLock = " FOR UPDATE"
 
     public static func documentField(_ field: String, is literal: String) -> String {
         "doc -> '\(field)' = '\(literal)'::jsonb"

@@ -120,6 +120,7 @@ public enum SQLiteDialect: SQLDialect {
     }
 
     public static let tokenIssueOrder = "rowid"
+    public static let rowLock = ""
 
     public static func documentField(_ field: String, is literal: String) -> String {
         "json_type(document, '$.\(field)') = '\(literal)'"

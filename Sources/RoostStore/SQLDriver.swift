@@ -109,6 +109,9 @@ public protocol SQLDialect: Sendable {
     static func recordDeleter(_ actor: String?, collection: String, guid: String) -> (
         before: SQL?, after: SQL?
     )
+    /// What follows a SELECT to lock the rows it reads until the transaction ends ("" where one
+    /// writer holds them all).
+    static var rowLock: String { get }
     /// The column that orders tokens issued in the same millisecond.
     static var tokenIssueOrder: String { get }
     /// The document's top-level `field` holds the JSON value `literal` (`true`, `false`).
