@@ -178,6 +178,8 @@ extension PostgresDialect {
 
     /// A bigserial: ids are random, and created_at has milliseconds.
     public static let tokenIssueOrder = "issued"
+    public static let clock = "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    public static let lastChangeSequence = "(SELECT seq FROM change_counter WHERE id = 1)"
     public static let rowLock = " FOR UPDATE"
 
     public static func documentField(_ field: String, is literal: String) -> String {

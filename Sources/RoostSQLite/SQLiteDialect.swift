@@ -120,6 +120,9 @@ public enum SQLiteDialect: SQLDialect {
     }
 
     public static let tokenIssueOrder = "rowid"
+    public static let clock = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    /// One writer, and the newest entry is never trimmed: the row id is the sequence.
+    public static let lastChangeSequence = "(SELECT max(seq) FROM changes)"
     public static let rowLock = ""
 
     public static func documentField(_ field: String, is literal: String) -> String {

@@ -1,78 +1,18 @@
 import RoostStore
 
-/// ``ScriptOutboxStore`` on the SQLite database, beside the change log it dispatches.
-public final class SQLiteScriptOutbox: ScriptOutboxStore {
-    let database: SQLiteDatabase
+/// ``ScriptOutboxStore`` on the SQLite database.
+public typealias SQLiteScriptOutbox = SQLScriptOutbox<SQLiteDatabase>
 
-    static let statements = ScriptOutboxSQL(
-        clock: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
-
-    static let migrations = [
-        Migration(
-            version: 25, name: "script outbox",
-            sql: ScriptOutboxSQL.schema(start: "coalesce((SELECT max(seq) FROM changes), 0)")),
-        Migration(version: 26, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
-        Migration(
-            version: 28, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
-    ]
-
-    public init(database: SQLiteDatabase) {
-        self.database = database
+extension SQLScriptOutbox where Database == SQLiteDatabase {
+    static var migrations: [Migration] {
+        [
+            Migration(
+                version: 25, name: "script outbox",
+                sql: ScriptOutboxSQL.schema(start: "coalesce((SELECT max(seq) FROM changes), 0)")),
+            Migration(
+                version: 26, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
+            Migration(
+                version: 28, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
+        ]
     }
-
-    public func dispatchedThrough() async throws -> Int64 {
-        try database.read { try Self.statements.dispatchedThrough($0) }
-    }
-
-    public func claimLease(holder: String, for duration: Duration) async throws -> Bool {
-        try await database.write { try Self.statements.claim($0, holder: holder, for: duration) }
-    }
-
-    public func releaseLease(holder: String) async throws {
-        try await database.write { try Self.statements.release($0, holder: holder) }
-    }
-
-    public func setSubscriptions(_ subscriptions: Set<OutboxSubscription>) async throws {
-        try await database.write { try Self.statements.setSubscriptions($0, subscriptions) }
-    }
-
-    public func subscriptions() async throws -> Set<OutboxSubscription> {
-        try database.read { try Self.statements.subscriptions($0) }
-    }
-
-    public func complete(
-        through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration, keepingGivenUp: Int
-    ) async throws -> Bool {
-        try await database.write {
-            try Self.statements.complete(
-                $0, through: sequence, failures: failures, holder: holder, lease: lease,
-                keepingGivenUp: keepingGivenUp)
-        }
-    }
-
-    public func retried(
-        sequence: Int64, handler: String, failure: RunFailure?, holder: String, keepingGivenUp: Int
-    ) async throws -> Bool {
-        try await database.write {
-            try Self.statements.retried(
-                $0, sequence: sequence, handler: handler, failure: failure, holder: holder,
-                keepingGivenUp: keepingGivenUp)
-        }
-    }
-
-    public func failedRuns(limit: Int) async throws -> [FailedRun] {
-        try database.read { try Self.statements.failedRuns($0, limit: limit) }
-    }
-
-    public func dueRetries(now: Int64, limit: Int) async throws -> [FailedRun] {
-        try database.read { try Self.statements.dueRetries($0, now: now, limit: limit) }
-    }
-
-    public func requeue(events: [String]?, now: Int64) async throws -> Int {
-        try await database.write { try Self.statements.requeue($0, events: events, now: now) }
-    }
-}
-
-extension SQLiteChangeLog {
-    static var outbox: ScriptOutboxSQL { SQLiteScriptOutbox.statements }
 }

@@ -112,6 +112,12 @@ public protocol SQLDialect: Sendable {
     /// What follows a SELECT to lock the rows it reads until the transaction ends ("" where one
     /// writer holds them all).
     static var rowLock: String { get }
+    /// The database's wall-clock milliseconds now, as an SQL expression (instances' clocks may
+    /// differ; the database's is the one they share).
+    static var clock: String { get }
+    /// The change log's last sequence number, as an SQL expression (a log trimmed to nothing
+    /// still knows it where the driver keeps a counter).
+    static var lastChangeSequence: String { get }
     /// The column that orders tokens issued in the same millisecond.
     static var tokenIssueOrder: String { get }
     /// The document's top-level `field` holds the JSON value `literal` (`true`, `false`).
