@@ -178,6 +178,13 @@ extension PostgresDialect {
 
     /// A bigserial: ids are random, and created_at has milliseconds.
     public static let tokenIssueOrder = "issued"
+    public static let tableNames =
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('roost_schema', 'roost_meta')"
+    public static let migrationTables = """
+        CREATE TABLE IF NOT EXISTS roost_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL);
+        CREATE TABLE IF NOT EXISTS roost_meta (key text PRIMARY KEY, value text NOT NULL);
+        """
+    public static let beginWrite = "BEGIN"
     public static let clock = "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
     public static let lastChangeSequence = "(SELECT seq FROM change_counter WHERE id = 1)"
     public static let rowLock = " FOR UPDATE"

@@ -99,7 +99,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
         self.walCheckpointBytes = walCheckpointBytes
         readerPool = SQLiteReaderPool(path: path, limits: readLimits)
         writer = try SQLiteConnection(path: path)
-        let migrator = migrations.isEmpty ? nil : Migrator(migrations: migrations)
+        let migrator = migrations.isEmpty ? nil : SQLiteMigrator(migrations: migrations)
         do {
             try migrator?.checkNotNewer(writer, path: path)
             try writer.execute("PRAGMA journal_mode = WAL")

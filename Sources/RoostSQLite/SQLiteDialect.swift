@@ -120,6 +120,12 @@ public enum SQLiteDialect: SQLDialect {
     }
 
     public static let tokenIssueOrder = "rowid"
+    public static let tableNames = "SELECT name FROM sqlite_schema WHERE type = 'table'"
+    public static let migrationTables = """
+        CREATE TABLE IF NOT EXISTS roost_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS roost_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        """
+    public static let beginWrite = "BEGIN IMMEDIATE"
     public static let clock = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
     /// One writer, and the newest entry is never trimmed: the row id is the sequence.
     public static let lastChangeSequence = "(SELECT max(seq) FROM changes)"

@@ -75,7 +75,7 @@ public final class SQLiteStorage: Storage {
         defer { connection.close() }
         return (
             try SQLiteBackup.integrityProblems(connection),
-            try Migrator(migrations: migrations).status(connection)
+            try SQLiteMigrator(migrations: migrations).status(connection)
         )
     }
 
@@ -86,7 +86,7 @@ public final class SQLiteStorage: Storage {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         try connection.execute("PRAGMA journal_mode = WAL")
-        try Migrator(migrations: migrations).migrate(connection, path: path, willApply: willApply)
+        try SQLiteMigrator(migrations: migrations).migrate(connection, path: path, willApply: willApply)
     }
 
     /// Creates the database file 0600 before SQLite does (SQLite gives `-wal` and `-shm` the

@@ -118,6 +118,12 @@ public protocol SQLDialect: Sendable {
     /// The change log's last sequence number, as an SQL expression (a log trimmed to nothing
     /// still knows it where the driver keeps a counter).
     static var lastChangeSequence: String { get }
+    /// A query of the names of the tables in the database's schema.
+    static var tableNames: String { get }
+    /// Creates `roost_schema` and `roost_meta` if they do not exist.
+    static var migrationTables: String { get }
+    /// Opens a write transaction (one a migration runs in).
+    static var beginWrite: String { get }
     /// The column that orders tokens issued in the same millisecond.
     static var tokenIssueOrder: String { get }
     /// The document's top-level `field` holds the JSON value `literal` (`true`, `false`).
