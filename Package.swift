@@ -122,7 +122,9 @@ let package = Package(
             dependencies: [
                 "RoostPostgres", "RoostSQLite", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore",
                 "RoostServer", "RoostDrivers", "RoostTestSupport",
-            ]),
+            ],
+            // Dumps of databases an earlier release made, for the upgrade tests.
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "RoostServerTests",
             dependencies: [
