@@ -78,15 +78,6 @@ public enum PostgresDialect: SQLDialect {
             + stringTest + " ELSE false END)"
     }
 
-    /// SQLite's substr(ffUrl, 15) and its split at the first '/', character for character.
-    public static func referencedRow(through prefix: FieldPath) -> SQL {
-        let url = "substr(objects.doc #>> \(jsonPath(prefix, appending: "ffUrl")), 15)"
-        return """
-            referenced.collection = substr(\(raw: url), 1, greatest(strpos(\(raw: url), '/') - 1, 0)) AND \
-            referenced.guid = substr(\(raw: url), strpos(\(raw: url), '/') + 1)
-            """
-    }
-
     public static func createdBy(_ viewer: String) -> SQL { "referenced.created_by = \(viewer)" }
 
     /// The jsonb a path reads: `ffACL.x` is `x` of the access list.

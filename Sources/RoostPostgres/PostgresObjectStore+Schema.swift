@@ -43,6 +43,20 @@ extension SQLObjectStore where Database == PostgresDatabase {
                         index_name text COLLATE "C" NOT NULL UNIQUE
                     );
                     """),
+            // Each reference's target, derived in Swift before the write (`ObjectReference`):
+            // queries through references seek it instead of parsing `ffUrl`s.
+            Migration(
+                version: 5, name: "object references",
+                sql: """
+                    CREATE TABLE object_refs (
+                        owner_collection text COLLATE "C" NOT NULL,
+                        owner_guid text COLLATE "C" NOT NULL,
+                        path text COLLATE "C" NOT NULL,
+                        target_collection text COLLATE "C" NOT NULL,
+                        target_guid text COLLATE "C" NOT NULL,
+                        PRIMARY KEY (owner_collection, owner_guid, path)
+                    );
+                    """, then: ObjectReferencesBackfill()),
         ]
     }
 

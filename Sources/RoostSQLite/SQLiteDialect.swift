@@ -69,14 +69,6 @@ public enum SQLiteDialect: SQLDialect {
             + " ELSE 0 END)"
     }
 
-    public static func referencedRow(through prefix: FieldPath) -> SQL {
-        let url = "substr(json_extract(objects.document, '$.\(prefix).ffUrl'), 15)"
-        return """
-            referenced.collection = substr(\(raw: url), 1, instr(\(raw: url), '/') - 1) AND \
-            referenced.guid = substr(\(raw: url), instr(\(raw: url), '/') + 1)
-            """
-    }
-
     public static func createdBy(_ viewer: String) -> SQL { "referenced.created_by IS \(viewer)" }
 
     public static func sortTerms(_ field: FieldPath, descending: Bool) -> [SQL] {

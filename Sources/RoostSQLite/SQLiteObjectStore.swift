@@ -46,6 +46,25 @@ extension SQLObjectStore where Database == SQLiteDatabase {
         ]
     }
 
+    /// Each reference's target, derived in Swift before the write (``ObjectReference``): queries
+    /// through references seek it instead of parsing `ffUrl`s.
+    static var referenceMigrations: [Migration] {
+        [
+            Migration(
+                version: 29, name: "object references",
+                sql: """
+                    CREATE TABLE object_refs (
+                        owner_collection TEXT NOT NULL,
+                        owner_guid TEXT NOT NULL,
+                        path TEXT NOT NULL,
+                        target_collection TEXT NOT NULL,
+                        target_guid TEXT NOT NULL,
+                        PRIMARY KEY (owner_collection, owner_guid, path)
+                    ) WITHOUT ROWID;
+                    """, then: ObjectReferencesBackfill())
+        ]
+    }
+
     /// Rows of `group_members` for the groups matching `condition` (on `o`): each element of
     /// `users` that is a user guid or a reference to an `FFUser`.
     static func groupMembersInsert(matching condition: SQL) -> SQL {

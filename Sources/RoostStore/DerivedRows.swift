@@ -1,18 +1,21 @@
 import RoostJSON
 
-/// The rows a write of one object keeps in step beside it: the `group_members` of a group and the
-/// `blob_refs` of its blob members. They are computed from the document before the write, so the
+/// The rows a write of one object keeps in step beside it: the `group_members` of a group, the
+/// `blob_refs` of its blob members and the `object_refs` of its references. They are computed from the document before the write, so the
 /// writer's closure only runs SQL. Shared by every driver; each writes the rows in its own SQL.
 public struct DerivedRows: Sendable {
     /// Users a group object lists; nil for objects that are not groups.
     public var groupMembers: [String]?
     /// Members whose value is a blob descriptor, with the blob's digest.
     public var blobReferences: [(member: String, sha256: String)]
+    /// The references the document holds, so that no query parses an `ffUrl`.
+    public var references: [ObjectReference]
 
-    /// No group members and no blob references: an object that is neither.
+    /// No group members, blob references or references: an object that has none.
     public init() {
         groupMembers = nil
         blobReferences = []
+        references = []
     }
 
     /// The collection whose objects define groups.
@@ -21,12 +24,16 @@ public struct DerivedRows: Sendable {
     public init(of object: StoredObject) {
         let isGroup = object.collection == Self.groupCollection
         let mayHoldBlobs = Self.mayHoldBlobs(object.document)
+        let mayHoldReferences = ObjectReference.mayBeIn(object.document)
         groupMembers = isGroup ? [] : nil
         blobReferences = []
-        guard isGroup || mayHoldBlobs, case .object(let document)? = try? JSONParser.parse(object.document)
+        references = []
+        guard isGroup || mayHoldBlobs || mayHoldReferences,
+            case .object(let document)? = try? JSONParser.parse(object.document)
         else { return }
         if isGroup { groupMembers = Self.users(document["users"]) }
         if mayHoldBlobs { blobReferences = Self.blobs(document) }
+        if mayHoldReferences { references = ObjectReference.all(in: document) }
     }
 
     private static let userURLPrefix = Array("/ff/resources/ffuser/".utf8)
@@ -74,14 +81,19 @@ public struct DerivedRows: Sendable {
 
     /// Whether a document may hold a blob member; saves parsing the others.
     public static func mayHoldBlobs(_ document: [UInt8]?) -> Bool {
-        guard let document, document.count >= blobMarker.count else { return false }
+        contains(blobMarker, in: document)
+    }
+
+    /// Whether `marker` (which starts with `"` and a byte other than `"`) is in `document`.
+    static func contains(_ marker: [UInt8], in document: [UInt8]?) -> Bool {
+        guard let document, document.count >= marker.count else { return false }
         return document.withUnsafeBufferPointer { bytes in
             var index = 0
-            let last = bytes.count - blobMarker.count
+            let last = bytes.count - marker.count
             while index <= last {
-                if bytes[index] == 0x22 && bytes[index + 1] == 0x62 {  // "b
+                if bytes[index] == 0x22 && bytes[index + 1] == marker[1] {
                     var matched = true
-                    for offset in 2..<blobMarker.count where bytes[index + offset] != blobMarker[offset] {
+                    for offset in 2..<marker.count where bytes[index + offset] != marker[offset] {
                         matched = false
                         break
                     }

@@ -10,12 +10,21 @@ public struct Migration: Sendable {
     public let version: Int
     public let name: String
     public let sql: String
+    /// Rows Swift derives after `sql` ran, in the same transaction (see ``MigrationStep``).
+    public let step: (any MigrationStep)?
 
-    public init(version: Int, name: String, sql: String) {
+    public init(version: Int, name: String, sql: String, then step: (any MigrationStep)? = nil) {
         self.version = version
         self.name = name
         self.sql = sql
+        self.step = step
     }
+}
+
+/// The part of a migration SQL should not do: rows derived from documents, computed as the
+/// stores compute them before a write (so no SQL parses JSON that Swift already reads).
+public protocol MigrationStep: Sendable {
+    func run<Connection: SQLConnection>(on connection: Connection) throws
 }
 
 /// Where a database's schema stands against the migrations this build knows.

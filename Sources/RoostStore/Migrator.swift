@@ -51,6 +51,7 @@ public struct Migrator<Connection: SQLConnection> {
             try connection.execute(Dialect.beginWrite)
             do {
                 try connection.execute(migration.sql)
+                try migration.step?.run(on: connection)
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 try connection.run(
                     "INSERT INTO roost_schema (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(now))"

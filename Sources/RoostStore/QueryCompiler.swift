@@ -64,7 +64,7 @@ public enum QueryCompiler<Dialect: SQLDialect> {
 
     /// The predicate on `path` itself, or, for `a.b.c`, on `b.c` of the object that `a` refers to
     /// (and on `c` of the one `a.b` refers to): FatFractal's `(user.userName eq 'alice')`.
-    /// One level of references; the referenced object is found by its (collection, guid) index,
+    /// One level of references; the referenced object is found through `object_refs`,
     /// and counts only when the caller may read it and, for an owner-only field, created it.
     private static func throughReferences(
         _ path: FieldPath, _ references: ReferenceAccess?, _ build: (FieldPath) throws(QueryError) -> SQL
@@ -77,8 +77,14 @@ public enum QueryCompiler<Dialect: SQLDialect> {
             guard let rest = FieldPath(components: Array(path.components[split...])),
                 let prefix = FieldPath(components: Array(path.components[..<split]))
             else { continue }
-            var target: SQL =
-                "EXISTS (SELECT 1 FROM objects AS referenced WHERE " + Dialect.referencedRow(through: prefix)
+            // The reference's target was derived before the write (`object_refs`), so this is two
+            // seeks and no URL is parsed.
+            var target: SQL = """
+                EXISTS (SELECT 1 FROM object_refs AS link JOIN objects AS referenced \
+                ON referenced.collection = link.target_collection AND referenced.guid = link.target_guid \
+                WHERE link.owner_collection = objects.collection AND link.owner_guid = objects.guid \
+                AND link.path = \(prefix.description)
+                """
             if let visible { target = target + " AND " + visible }
             if let owned = ownerGuard(on: rest.components[0], references) {
                 target = target + " AND " + owned

@@ -90,8 +90,6 @@ public protocol SQLDialect: Sendable {
     static func integerColumn(_ column: String, symbol: String, number: String) -> SQL
     /// `contains_any` / `contains_all` on an array or a string of words.
     static func contains(_ field: FieldPath, _ mode: ContainsMode, _ words: [String]) -> SQL
-    /// Finds the row `referenced` that the reference at `prefix` of `objects` points to.
-    static func referencedRow(through prefix: FieldPath) -> SQL
     /// The referenced row was created by `viewer`.
     static func createdBy(_ viewer: String) -> SQL
 

@@ -21,7 +21,10 @@ extension SQLObjectStore {
         }
         if replacing {
             try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
+            try connection.run(
+                "DELETE FROM object_refs WHERE owner_collection = \(collection) AND owner_guid = \(guid)")
         }
+        try ObjectReference.insert(derived.references, collection: collection, guid: guid, on: connection)
         for reference in derived.blobReferences {
             // A collection removing this blob holds the exclusive lock until it commits.
             try connection.lock(.blob, reference.sha256, shared: true)
@@ -40,6 +43,8 @@ extension SQLObjectStore {
             try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
         }
         try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
+        try connection.run(
+            "DELETE FROM object_refs WHERE owner_collection = \(collection) AND owner_guid = \(guid)")
     }
 
     /// Every blob some object refers to.
