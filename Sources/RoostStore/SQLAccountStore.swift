@@ -174,7 +174,9 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         }
     }
 
-    public func ensureGroups(_ groups: [StoredObject]) async throws -> [String] {
+    public func ensureGroups(
+        _ groups: [StoredObject], replacingWhen isSquatted: @escaping @Sendable (GroupClaim) -> Bool
+    ) async throws -> [String] {
         guard !groups.isEmpty else { return [] }
         let derived = groups.map(DerivedRows.init(of:))
         return try await database.write { connection in
@@ -185,11 +187,12 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
                 if let existing = try Objects.object(
                     in: group.collection, guid: group.guid, on: connection)
                 {
-                    // The system's, or an administrator's: adopted as it is, members and all.
-                    guard let creator = existing.createdBy, try !Self.isAdmin(creator, on: connection) else {
-                        continue
-                    }
-                    // Claimed by a user before the app declared it: squatted, so replaced.
+                    let claim = GroupClaim(
+                        createdBy: existing.createdBy,
+                        creatorIsAdmin: try existing.createdBy.map { try Self.isAdmin($0, on: connection) }
+                            ?? false)
+                    // Kept as it is, members and all, unless the domain calls it squatted.
+                    guard isSquatted(claim) else { continue }
                     try connection.run(
                         "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
                     try Objects.removeDerived(
