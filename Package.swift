@@ -64,8 +64,11 @@ let package = Package(
         // The script worker process's loop: Duktape heaps serving the frames above.
         .target(name: "RoostScriptWorker", dependencies: ["CDuktape", "RoostJSON", "RoostScriptProtocol"]),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent", "COpenSSL"]),
-        .target(name: "RoostStore", dependencies: ["CSQLite", "CRoostSystem", "RoostJSON", "RoostQuery"]),
-        // The PostgreSQL backend: a libpq driver and the stores on it.
+        // Storage contracts, pure Swift: store protocols, DTOs, `SQL`, migrations as values.
+        .target(name: "RoostStore", dependencies: ["RoostJSON", "RoostQuery"]),
+        // The SQLite driver: the connection, the writer, the reader pool, backups and its stores.
+        .target(name: "RoostSQLite", dependencies: ["CSQLite", "CRoostSystem", "RoostStore", "RoostJSON", "RoostQuery"]),
+        // The PostgreSQL driver: libpq, the pool, the listener and its stores.
         .target(name: "RoostPostgres", dependencies: ["CLibPQ", "RoostStore", "RoostQuery", "RoostJSON"]),
         .target(
             name: "RoostCore",
@@ -76,12 +79,14 @@ let package = Package(
             dependencies: ["RoostCore", "RoostJSON", "RoostScriptProtocol", "CRoostSystem"]),
         .target(
             name: "RoostServer",
-            dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres", "RoostScripts"]),
+            dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostStore", "RoostScripts"]),
+        // Where a server is composed: the drivers chosen for the configuration.
+        .target(name: "RoostDrivers", dependencies: ["RoostServer", "RoostStore", "RoostSQLite", "RoostPostgres"]),
         .executableTarget(
             name: "roost",
             dependencies: [
                 "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "RoostPostgres",
-                "CRoostSystem", "RoostScriptWorker",
+                "RoostSQLite", "RoostDrivers", "CRoostSystem", "RoostScriptWorker",
             ]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient", resources: [.copy("PrivacyInfo.xcprivacy")]),
@@ -104,24 +109,27 @@ let package = Package(
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(
             name: "RoostTestSupport",
-            dependencies: ["RoostServer", "RoostHTTP", "RoostPostgres", "CRoostSystem"]),
+            dependencies: ["RoostServer", "RoostHTTP", "RoostDrivers", "RoostSQLite", "RoostPostgres", "CRoostSystem"]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
         .testTarget(
             name: "RoostScriptWorkerTests", dependencies: ["RoostScriptWorker", "RoostScriptProtocol", "RoostJSON"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
-        .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
+        .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostSQLite", "RoostQuery"]),
         .testTarget(
             name: "RoostPostgresTests",
             dependencies: [
-                "RoostPostgres", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore", "RoostServer",
-                "RoostTestSupport",
-            ]),
+                "RoostPostgres", "RoostSQLite", "RoostStore", "RoostQuery", "RoostJSON", "RoostCore",
+                "RoostServer", "RoostDrivers", "RoostTestSupport",
+            ],
+            // Dumps of databases an earlier release made, for the upgrade tests.
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "RoostServerTests",
             dependencies: [
-                "RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostScripts", "RoostTestSupport",
+                "RoostServer", "RoostHTTP", "RoostJSON", "RoostStore", "RoostSQLite", "RoostScripts",
+                "RoostDrivers", "RoostTestSupport",
             ],
             // The TLS tests' Python client, run as a child process.
             exclude: ["tls_client.py"]),
@@ -130,7 +138,7 @@ let package = Package(
         // The SDK against a real server.
         .testTarget(
             name: "RoostClientTests",
-            dependencies: ["RoostClient", "RoostServer", "RoostCore", "RoostTestSupport"]),
+            dependencies: ["RoostClient", "RoostServer", "RoostCore", "RoostDrivers", "RoostTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -19,44 +19,52 @@ import Synchronization
 /// Commits are announced with `NOTIFY roost_changes` (sent by PostgreSQL at commit, once per
 /// transaction); ``PostgresListener`` hears them on every instance, and re-checks every second
 /// as the fallback.
-public final class PostgresChangeLog: ChangeLog {
-    let database: PostgresDatabase
-    private let listener: PostgresListener?
+public typealias PostgresChangeLog = SQLChangeLog<PostgresDatabase>
+
+extension SQLChangeLog where Database == PostgresDatabase {
+    /// `listener` announces commits of every instance; without one, observers are never called.
+    public convenience init(database: PostgresDatabase, listener: PostgresListener?) {
+        self.init(
+            database: database,
+            observeCommits: { observer in listener?.onNotification(PostgresChangeLog.channel, observer) })
+    }
 
     /// The channel every commit that logs a change notifies.
-    public static let channel = "roost_changes"
+    public static var channel: String { "roost_changes" }
 
-    public static let migrations = [
-        Migration(
-            version: 50, name: "change log",
-            sql: """
-                CREATE TABLE change_counter (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
-                INSERT INTO change_counter VALUES (1, 0);
-                CREATE TABLE changes (
-                    seq bigint PRIMARY KEY,
-                    collection text COLLATE "C" NOT NULL,
-                    guid text COLLATE "C" NOT NULL,
-                    operation text NOT NULL,
-                    version bigint NOT NULL,
-                    at bigint NOT NULL,
-                    document text,
-                    acl text,
-                    previous_document text,
-                    previous_acl text
-                );
-                \(logChangeFunction(recordingDeleter: false))
-                CREATE CONSTRAINT TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                CREATE CONSTRAINT TRIGGER change_log_tokens AFTER DELETE ON tokens
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                """),
-        Migration(
-            version: 51, name: "who deleted an object, in its change",
-            sql: """
-                ALTER TABLE changes ADD COLUMN actor text;
-                \(logChangeFunction(recordingDeleter: true))
-                """),
-    ]
+    public static var migrations: [Migration] {
+        [
+            Migration(
+                version: 50, name: "change log",
+                sql: """
+                    CREATE TABLE change_counter (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
+                    INSERT INTO change_counter VALUES (1, 0);
+                    CREATE TABLE changes (
+                        seq bigint PRIMARY KEY,
+                        collection text COLLATE "C" NOT NULL,
+                        guid text COLLATE "C" NOT NULL,
+                        operation text NOT NULL,
+                        version bigint NOT NULL,
+                        at bigint NOT NULL,
+                        document text,
+                        acl text,
+                        previous_document text,
+                        previous_acl text
+                    );
+                    \(logChangeFunction(recordingDeleter: false))
+                    CREATE CONSTRAINT TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
+                    CREATE CONSTRAINT TRIGGER change_log_tokens AFTER DELETE ON tokens
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
+                    """),
+            Migration(
+                version: 51, name: "who deleted an object, in its change",
+                sql: """
+                    ALTER TABLE changes ADD COLUMN actor text;
+                    \(logChangeFunction(recordingDeleter: true))
+                    """),
+        ]
+    }
 
     /// The trigger function that appends a write's entry; from migration 51 a delete's entry
     /// records who deleted the object, which the store sets for its transaction (`roost.actor`).
@@ -98,59 +106,5 @@ public final class PostgresChangeLog: ChangeLog {
             END
             $roost$;
             """
-    }
-
-    /// `listener` announces commits of every instance; without one, observers are never called.
-    public init(database: PostgresDatabase, listener: PostgresListener?) {
-        self.database = database
-        self.listener = listener
-    }
-
-    public func changes(after sequence: Int64, limit: Int, maxBytes: Int) async throws -> [Change] {
-        try await database.read { connection in
-            var reader = ChangeReader(maxBytes: maxBytes)
-            return try connection.query(
-                """
-                SELECT \(raw: ChangeReader.columns) FROM changes WHERE seq > \(sequence) ORDER BY seq
-                LIMIT \(Int64(limit))
-                """
-            ) { reader.take($0) }.compactMap { $0 }
-        }
-    }
-
-    public func window() async throws -> ChangeWindow {
-        try await database.read { connection in
-            // The counter, not max(seq): a log trimmed to nothing still knows its last number.
-            try connection.first(
-                "SELECT (SELECT min(seq) FROM changes), (SELECT seq FROM change_counter WHERE id = 1)"
-            ) { row in
-                let last = row.integer(1)
-                return ChangeWindow(trimmedThrough: row.isNull(0) ? last : row.integer(0) - 1, last: last)
-            } ?? ChangeWindow(trimmedThrough: 0, last: 0)
-        }
-    }
-
-    /// Deletes a prefix of the log, the newest `retention.entries` and those younger than its
-    /// age excepted.
-    public func trim(_ retention: ChangeRetention, now: Int64, batch: Int) async throws -> Int {
-        let keep = Int64(retention.entries)
-        return try await database.write { connection in
-            guard let last = try connection.first("SELECT max(seq) FROM changes", { $0.integer(0) }) else {
-                return 0
-            }
-            let oldest = try connection.query(
-                "SELECT seq, at FROM changes WHERE seq <= \(last - keep) ORDER BY seq LIMIT \(Int64(batch))"
-            ) { (sequence: $0.integer(0), at: $0.integer(1)) }
-            guard let allowed = retention.trimBoundary(oldest: oldest, now: now) else { return 0 }
-            // Not past what ASYNC script handlers still have to run, up to the hard cap.
-            let boundary = try Self.outbox.pinnedBoundary(
-                connection, allowed: allowed,
-                forced: retention.forcedBoundary(oldest: oldest, last: last, now: now))
-            return try connection.run("DELETE FROM changes WHERE seq <= \(boundary)")
-        }
-    }
-
-    public func observeCommits(_ observer: @escaping @Sendable () -> Void) {
-        listener?.onNotification(Self.channel, observer)
     }
 }

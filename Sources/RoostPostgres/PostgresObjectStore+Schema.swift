@@ -1,52 +1,69 @@
 import RoostStore
 
 /// The object store's schema on PostgreSQL: versions 1–19.
-extension PostgresObjectStore {
-    public static let migrations = [
-        Migration(version: 1, name: "objects", sql: schemaFunctions + objectsTable),
-        Migration(
-            version: 2, name: "group members",
-            sql: """
-                CREATE TABLE group_members (
-                    user_guid text COLLATE "C" NOT NULL,
-                    group_guid text COLLATE "C" NOT NULL,
-                    PRIMARY KEY (user_guid, group_guid)
-                );
-                CREATE INDEX group_members_by_group ON group_members (group_guid);
-                """),
-        Migration(
-            version: 3, name: "blob references and claims",
-            sql: """
-                CREATE TABLE blob_refs (
-                    collection text COLLATE "C" NOT NULL,
-                    guid text COLLATE "C" NOT NULL,
-                    member text COLLATE "C" NOT NULL,
-                    sha256 text COLLATE "C" NOT NULL,
-                    PRIMARY KEY (collection, guid, member)
-                );
-                CREATE INDEX blob_refs_by_sha256 ON blob_refs (sha256);
-                CREATE TABLE blob_claims (
-                    sha256 text COLLATE "C" PRIMARY KEY,
-                    claimed_at bigint NOT NULL
-                );
-                """),
-        // PostgreSQL cuts names at 63 bytes, so a long field index gets a hashed name and this
-        // table keeps what each one indexes.
-        Migration(
-            version: 4, name: "field indexes",
-            sql: """
-                CREATE TABLE field_indexes (
-                    name text COLLATE "C" PRIMARY KEY,
-                    collection text COLLATE "C" NOT NULL,
-                    field text COLLATE "C" NOT NULL,
-                    index_name text COLLATE "C" NOT NULL UNIQUE
-                );
-                """),
-    ]
+extension SQLObjectStore where Database == PostgresDatabase {
+    public static var migrations: [Migration] {
+        [
+            Migration(version: 1, name: "objects", sql: schemaFunctions + objectsTable),
+            Migration(
+                version: 2, name: "group members",
+                sql: """
+                    CREATE TABLE group_members (
+                        user_guid text COLLATE "C" NOT NULL,
+                        group_guid text COLLATE "C" NOT NULL,
+                        PRIMARY KEY (user_guid, group_guid)
+                    );
+                    CREATE INDEX group_members_by_group ON group_members (group_guid);
+                    """),
+            Migration(
+                version: 3, name: "blob references and claims",
+                sql: """
+                    CREATE TABLE blob_refs (
+                        collection text COLLATE "C" NOT NULL,
+                        guid text COLLATE "C" NOT NULL,
+                        member text COLLATE "C" NOT NULL,
+                        sha256 text COLLATE "C" NOT NULL,
+                        PRIMARY KEY (collection, guid, member)
+                    );
+                    CREATE INDEX blob_refs_by_sha256 ON blob_refs (sha256);
+                    CREATE TABLE blob_claims (
+                        sha256 text COLLATE "C" PRIMARY KEY,
+                        claimed_at bigint NOT NULL
+                    );
+                    """),
+            // PostgreSQL cuts names at 63 bytes, so a long field index gets a hashed name and this
+            // table keeps what each one indexes.
+            Migration(
+                version: 4, name: "field indexes",
+                sql: """
+                    CREATE TABLE field_indexes (
+                        name text COLLATE "C" PRIMARY KEY,
+                        collection text COLLATE "C" NOT NULL,
+                        field text COLLATE "C" NOT NULL,
+                        index_name text COLLATE "C" NOT NULL UNIQUE
+                    );
+                    """),
+            // Each reference's target, derived in Swift before the write (`ObjectReference`):
+            // queries through references seek it instead of parsing `ffUrl`s.
+            Migration(
+                version: 5, name: "object references",
+                sql: """
+                    CREATE TABLE object_refs (
+                        owner_collection text COLLATE "C" NOT NULL,
+                        owner_guid text COLLATE "C" NOT NULL,
+                        path text COLLATE "C" NOT NULL,
+                        target_collection text COLLATE "C" NOT NULL,
+                        target_guid text COLLATE "C" NOT NULL,
+                        PRIMARY KEY (owner_collection, owner_guid, path)
+                    );
+                    """, then: ObjectReferencesBackfill()),
+        ]
+    }
 
     /// `objects` as the contract gives it. `doc` and `acl_doc` are what queries read; `document`
     /// and `acl` keep the exact bytes served. Text columns compare by bytes, as SQLite's do.
-    static let objectsTable = """
+    static var objectsTable: String {
+        """
         CREATE TABLE objects (
             id bigserial PRIMARY KEY,
             collection text COLLATE "C" NOT NULL,
@@ -67,6 +84,7 @@ extension PostgresObjectStore {
         CREATE INDEX objects_by_id ON objects (collection, id);
 
         """
+    }
 
     /// Functions the queries use to read JSON as SQLite does.
     ///
@@ -80,7 +98,8 @@ extension PostgresObjectStore {
     /// `roost_float8`: the double SQLite reads, infinity and zero beyond the range, not an error.
     /// Both are plain SQL expressions, not STRICT, so that the planner inlines them (a call per
     /// row costs ten times the expression).
-    static let schemaFunctions = #"""
+    static var schemaFunctions: String {
+        #"""
         CREATE FUNCTION roost_jsonb(document text) RETURNS jsonb
         LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $roost$
         DECLARE
@@ -142,4 +161,5 @@ extension PostgresObjectStore {
         $roost$;
 
         """#
+    }
 }

@@ -2,81 +2,20 @@ import RoostStore
 
 extension PostgresConnection: SQLRunning {}
 
-/// ``ScriptOutboxStore`` on PostgreSQL, shared by every instance: the lease, timed by the
-/// database's clock (instances' clocks may differ), lets one of them dispatch at a time.
-public final class PostgresScriptOutbox: ScriptOutboxStore {
-    let database: PostgresDatabase
+/// ``ScriptOutboxStore`` on PostgreSQL, shared by every instance.
+public typealias PostgresScriptOutbox = SQLScriptOutbox<PostgresDatabase>
 
-    static let statements = ScriptOutboxSQL(
-        clock: "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint")
-
+extension SQLScriptOutbox where Database == PostgresDatabase {
     /// The outbox: 70–79.
-    public static let migrations = [
-        Migration(
-            version: 70, name: "script outbox",
-            sql: ScriptOutboxSQL.schema(start: "(SELECT seq FROM change_counter WHERE id = 1)")),
-        Migration(version: 71, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
-        Migration(
-            version: 72, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
-    ]
-
-    public init(database: PostgresDatabase) {
-        self.database = database
+    public static var migrations: [Migration] {
+        [
+            Migration(
+                version: 70, name: "script outbox",
+                sql: ScriptOutboxSQL.schema(start: "(SELECT seq FROM change_counter WHERE id = 1)")),
+            Migration(
+                version: 71, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
+            Migration(
+                version: 72, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
+        ]
     }
-
-    public func dispatchedThrough() async throws -> Int64 {
-        try await database.read { try Self.statements.dispatchedThrough($0) }
-    }
-
-    public func claimLease(holder: String, for duration: Duration) async throws -> Bool {
-        try await database.write { try Self.statements.claim($0, holder: holder, for: duration) }
-    }
-
-    public func releaseLease(holder: String) async throws {
-        try await database.write { try Self.statements.release($0, holder: holder) }
-    }
-
-    public func setSubscriptions(_ subscriptions: Set<OutboxSubscription>) async throws {
-        try await database.write { try Self.statements.setSubscriptions($0, subscriptions) }
-    }
-
-    public func subscriptions() async throws -> Set<OutboxSubscription> {
-        try await database.read { try Self.statements.subscriptions($0) }
-    }
-
-    public func complete(
-        through sequence: Int64, failures: [RunFailure], holder: String, lease: Duration, keepingGivenUp: Int
-    ) async throws -> Bool {
-        try await database.write {
-            try Self.statements.complete(
-                $0, through: sequence, failures: failures, holder: holder, lease: lease,
-                keepingGivenUp: keepingGivenUp)
-        }
-    }
-
-    public func retried(
-        sequence: Int64, handler: String, failure: RunFailure?, holder: String, keepingGivenUp: Int
-    ) async throws -> Bool {
-        try await database.write {
-            try Self.statements.retried(
-                $0, sequence: sequence, handler: handler, failure: failure, holder: holder,
-                keepingGivenUp: keepingGivenUp)
-        }
-    }
-
-    public func failedRuns(limit: Int) async throws -> [FailedRun] {
-        try await database.read { try Self.statements.failedRuns($0, limit: limit) }
-    }
-
-    public func dueRetries(now: Int64, limit: Int) async throws -> [FailedRun] {
-        try await database.read { try Self.statements.dueRetries($0, now: now, limit: limit) }
-    }
-
-    public func requeue(events: [String]?, now: Int64) async throws -> Int {
-        try await database.write { try Self.statements.requeue($0, events: events, now: now) }
-    }
-}
-
-extension PostgresChangeLog {
-    static var outbox: ScriptOutboxSQL { PostgresScriptOutbox.statements }
 }

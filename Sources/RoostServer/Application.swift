@@ -2,7 +2,6 @@ import Foundation
 import RoostCore
 import RoostHTTP
 import RoostJSON
-import RoostPostgres
 import RoostScripts
 import RoostStore
 import Synchronization
@@ -37,7 +36,9 @@ public final class Application: Sendable {
     /// Request bodies over this many bytes are admitted by their route when their head arrives.
     public static let bodiesCheckedAtTheirHeadOver = 64 * 1024
 
-    public init(configuration: ServerConfiguration) throws {
+    /// `drivers` open the database and the blob store the configuration names: the program that
+    /// composes the server chooses them (see `RoostDrivers`).
+    public init(configuration: ServerConfiguration, drivers: any StorageDrivers) throws {
         self.configuration = configuration
         // First: a certificate problem is found before the database is touched.
         tls = try Self.loadTLS(configuration)
@@ -49,7 +50,7 @@ public final class Application: Sendable {
             try configuration.appDefinitionPath.map { path throws(AppDefinitionError) in
                 try AppDefinitionSource(path: path)
             } ?? AppDefinitionSource(configuration.appDefinition)
-        let storage = try Self.openStorage(configuration)
+        let storage = try drivers.openStorage(configuration)
         self.storage = storage
         sharedDefinitions = storage.sharedDefinitions.map { [definitions] store in
             SharedDefinitionFollower(store: store, definitions: definitions, logger: logger)
@@ -86,10 +87,10 @@ public final class Application: Sendable {
             configuration, storage: storage, runtime: scriptRuntime, definitions: definitions,
             accounts: accounts,
             runner: handlerRunner, logger: logger)
-        let blobStorage = try Self.openBlobStorage(configuration)
+        let blobStorage = try drivers.openBlobStorage(configuration)
         self.blobStorage = blobStorage
         let blobIO = BackgroundWorkers(
-            threads: Self.blobIOThreads(configuration), name: "roost-blob-io", lowPriority: false)
+            threads: drivers.blobIOThreads(configuration), name: "roost-blob-io", lowPriority: false)
         self.blobIO = blobIO
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
@@ -167,21 +168,6 @@ public final class Application: Sendable {
                 responder: HTTPSRedirect(
                     httpsPort: { server.port }, errorBody: boundary.protocolResponse))
         }
-    }
-
-    /// PostgreSQL with ``ServerConfiguration/databaseURL``, else the embedded SQLite database in
-    /// the data folder.
-    private static func openStorage(_ configuration: ServerConfiguration) throws -> any Storage {
-        guard let url = configuration.databaseURL else {
-            return try SQLiteStorage(
-                directory: configuration.dataDirectory, durability: configuration.durability,
-                readLimits: configuration.readLimits)
-        }
-        var postgres = try PostgresConfiguration(connectionString: url)
-        postgres.poolSize = configuration.databaseConnections
-        postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
-        postgres.statementTimeout = configuration.readLimits.timeout
-        return try PostgresStorage(configuration: postgres)
     }
 
     private static func loadTLS(_ configuration: ServerConfiguration) throws -> TLSContext? {

@@ -1,4 +1,3 @@
-import RoostPostgres
 import RoostStore
 
 /// Where blob bytes live (`--blob-store`).
@@ -13,6 +12,8 @@ public enum BlobStoreKind: String, Sendable, CaseIterable {
 public struct BlobStoreConfigurationError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }
 
 extension ServerConfiguration {
@@ -22,31 +23,14 @@ extension ServerConfiguration {
     }
 }
 
-extension Application {
-    /// Blob I/O threads: 2 for files (a rename, an open); as many as the database store has
-    /// connections, since an upload or a cache miss holds its thread for a round trip per chunk.
-    static func blobIOThreads(_ configuration: ServerConfiguration) -> Int {
-        configuration.effectiveBlobStore == .database ? PostgresBlobStorage.defaultConnections : 2
-    }
-
-    /// The blob store the configuration chooses. The database's tables come with the database's
-    /// migrations (`PostgresStorage.migrations`).
-    static func openBlobStorage(_ configuration: ServerConfiguration) throws -> any BlobStorage {
-        switch configuration.effectiveBlobStore {
-        case .directory:
-            return try FileBlobStorage(dataDirectory: configuration.dataDirectory)
-        case .database:
-            guard let url = configuration.databaseURL else {
-                throw BlobStoreConfigurationError(
-                    message:
-                        "--blob-store database keeps blobs in the PostgreSQL database, so it needs --database postgres://… (or ROOST_DATABASE_URL); with SQLite, blobs live in the data folder (--blob-store directory)"
-                )
-            }
-            var postgres = try PostgresConfiguration(connectionString: url)
-            postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
-            return try PostgresBlobStorage(
-                dataDirectory: configuration.dataDirectory, configuration: postgres,
-                cacheBytes: configuration.blobCacheBytes)
-        }
-    }
+/// Opens the stores a configuration names. The program that composes a server (the `roost`
+/// executable, the test fixtures) chooses the drivers; the server only uses what they open.
+public protocol StorageDrivers: Sendable {
+    /// Every store of the database the configuration names.
+    func openStorage(_ configuration: ServerConfiguration) throws -> any Storage
+    /// The blob store the configuration chooses; throws ``BlobStoreConfigurationError`` when it
+    /// cannot be had.
+    func openBlobStorage(_ configuration: ServerConfiguration) throws -> any BlobStorage
+    /// Blob I/O threads for that blob store.
+    func blobIOThreads(_ configuration: ServerConfiguration) -> Int
 }

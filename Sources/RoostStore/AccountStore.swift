@@ -117,7 +117,24 @@ public protocol AccountStore: Sendable {
     func renewToken(id: String, expiresAt: Int64, renewedAt: Int64) async throws
 
     /// Creates the group objects that do not exist (a retired guid included: the app declares it).
-    /// One that exists is kept when the system or an administrator created it, and replaced (its
-    /// members and access list gone) when another user did; returns the guids replaced.
-    func ensureGroups(_ groups: [StoredObject]) async throws -> [String]
+    /// One that exists is replaced (its members and access list gone) when `isSquatted` says so of
+    /// who created it (the domain's rule), and kept otherwise; returns the guids replaced. The
+    /// check and the replacement share one transaction.
+    func ensureGroups(
+        _ groups: [StoredObject], replacingWhen isSquatted: @escaping @Sendable (GroupClaim) -> Bool
+    )
+        async throws -> [String]
+}
+
+/// Who created a group object that already exists when the app declares its guid.
+public struct GroupClaim: Sendable, Equatable {
+    /// Nil for the system's.
+    public var createdBy: String?
+    /// Whether that creator is an administrator now.
+    public var creatorIsAdmin: Bool
+
+    public init(createdBy: String?, creatorIsAdmin: Bool) {
+        self.createdBy = createdBy
+        self.creatorIsAdmin = creatorIsAdmin
+    }
 }

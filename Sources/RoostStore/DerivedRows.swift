@@ -1,29 +1,39 @@
 import RoostJSON
 
-/// The rows a write of one object keeps in step beside it: the `group_members` of a group and the
-/// `blob_refs` of its blob members. They are computed from the document before the write, so the
+/// The rows a write of one object keeps in step beside it: the `group_members` of a group, the
+/// `blob_refs` of its blob members and the `object_refs` of its references. They are computed from the document before the write, so the
 /// writer's closure only runs SQL. Shared by every driver; each writes the rows in its own SQL.
 public struct DerivedRows: Sendable {
     /// Users a group object lists; nil for objects that are not groups.
     public var groupMembers: [String]?
     /// Members whose value is a blob descriptor, with the blob's digest.
     public var blobReferences: [(member: String, sha256: String)]
+    /// The references the document holds, so that no query parses an `ffUrl`.
+    public var references: [ObjectReference]
 
-    /// No group members and no blob references: an object that is neither.
+    /// No group members, blob references or references: an object that has none.
     public init() {
         groupMembers = nil
         blobReferences = []
+        references = []
     }
 
+    /// The collection whose objects define groups.
+    public static let groupCollection = "FFUserGroup"
+
     public init(of object: StoredObject) {
-        let isGroup = object.collection == SQLiteObjectStore.groupCollection
-        let mayHoldBlobs = SQLiteObjectStore.mayHoldBlobs(object.document)
+        let isGroup = object.collection == Self.groupCollection
+        let mayHoldBlobs = Self.mayHoldBlobs(object.document)
+        let mayHoldReferences = ObjectReference.mayBeIn(object.document)
         groupMembers = isGroup ? [] : nil
         blobReferences = []
-        guard isGroup || mayHoldBlobs, case .object(let document)? = try? JSONParser.parse(object.document)
+        references = []
+        guard isGroup || mayHoldBlobs || mayHoldReferences,
+            case .object(let document)? = try? JSONParser.parse(object.document)
         else { return }
         if isGroup { groupMembers = Self.users(document["users"]) }
         if mayHoldBlobs { blobReferences = Self.blobs(document) }
+        if mayHoldReferences { references = ObjectReference.all(in: document) }
     }
 
     private static let userURLPrefix = Array("/ff/resources/ffuser/".utf8)
@@ -67,32 +77,31 @@ public struct DerivedRows: Sendable {
         }
     }
 
-    /// Writes the rows of a new object, or replaces those of a changed one.
-    func write(collection: String, guid: String, replacing: Bool, on connection: SQLiteConnection) throws {
-        if let groupMembers {
-            if replacing { try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)") }
-            for user in groupMembers {
-                try connection.run(
-                    "INSERT OR IGNORE INTO group_members (group_guid, user_guid) VALUES (\(guid), \(user))")
-            }
-        }
-        if replacing {
-            try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
-        }
-        for reference in blobReferences {
-            try connection.run(
-                """
-                INSERT OR REPLACE INTO blob_refs (collection, guid, member, sha256)
-                VALUES (\(collection), \(guid), \(reference.member), \(reference.sha256))
-                """)
-        }
+    private static let blobMarker = Array(#""blob":"#.utf8)
+
+    /// Whether a document may hold a blob member; saves parsing the others.
+    public static func mayHoldBlobs(_ document: [UInt8]?) -> Bool {
+        contains(blobMarker, in: document)
     }
 
-    /// Removes the rows of a deleted object.
-    static func remove(collection: String, guid: String, on connection: SQLiteConnection) throws {
-        if collection == SQLiteObjectStore.groupCollection {
-            try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
+    /// Whether `marker` (which starts with `"` and a byte other than `"`) is in `document`.
+    static func contains(_ marker: [UInt8], in document: [UInt8]?) -> Bool {
+        guard let document, document.count >= marker.count else { return false }
+        return document.withUnsafeBufferPointer { bytes in
+            var index = 0
+            let last = bytes.count - marker.count
+            while index <= last {
+                if bytes[index] == 0x22 && bytes[index + 1] == marker[1] {
+                    var matched = true
+                    for offset in 2..<marker.count where bytes[index + offset] != marker[offset] {
+                        matched = false
+                        break
+                    }
+                    if matched { return true }
+                }
+                index += 1
+            }
+            return false
         }
-        try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")
     }
 }

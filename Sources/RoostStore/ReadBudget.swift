@@ -32,11 +32,11 @@ public final class ReadBudget: Sendable {
     }
 
     /// Whether the read has been marked slow.
-    var isSlow: Bool { slow.load(ordering: .relaxed) }
+    public var isSlow: Bool { slow.load(ordering: .relaxed) }
 
     /// Checks the budget from the reader's thread: true when the read must stop; the first check
     /// after ``slowAfter`` runs `becameSlow` once.
-    func check(becameSlow: () -> Void) -> Bool {
+    public func check(becameSlow: () -> Void) -> Bool {
         if isCancelled { return true }
         if checksLeft.subtract(1, ordering: .relaxed).newValue < 0 { return true }
         let now = ContinuousClock.now

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// A file write failed because the disk (or the user's quota) is full.
@@ -23,7 +22,7 @@ public enum StorageFailure {
         switch error {
         case is OutOfSpaceError:
             return true
-        case let error as SQLiteError:
+        case let error as any OutOfSpaceReporting:
             return error.isOutOfSpace
         case let error as CocoaError:
             if error.code == .fileWriteOutOfSpace { return true }
@@ -41,11 +40,7 @@ public enum StorageFailure {
     }
 }
 
-extension SQLiteError {
-    /// Whether SQLite failed because the disk is full: `SQLITE_FULL`, or an I/O error whose
-    /// system error was ENOSPC or EDQUOT (growing the shared-memory file, for instance).
-    public var isOutOfSpace: Bool {
-        code & 0xff == SQLITE_FULL
-            || (code & 0xff == SQLITE_IOERR && OutOfSpaceError.isOutOfSpace(errno: systemErrno))
-    }
+/// A driver's error that can tell whether it means the disk is full.
+public protocol OutOfSpaceReporting: Error {
+    var isOutOfSpace: Bool { get }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RoostPostgres
+import RoostSQLite
 import RoostStore
 
 /// The database the API tests' servers run on: the embedded SQLite default, or PostgreSQL when

@@ -1,4 +1,5 @@
 import Foundation
+import RoostDrivers
 import RoostHTTP
 import RoostServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoostPostgres
+import RoostSQLite
 import RoostStore
 
 /// Where an administrator's command finds Roost's data: the data folder's SQLite database, or

@@ -1,4 +1,5 @@
 import Foundation
+import RoostSQLite
 import RoostStore
 
 /// The exclusive lock on a data folder: one server (or one admin command that must not run

@@ -1,6 +1,7 @@
 import Foundation
 import RoostCore
 import RoostQuery
+import RoostSQLite
 import RoostStore
 
 let indexHelp = """

@@ -1,6 +1,7 @@
 import CRoostSystem
 import Foundation
 import RoostCore
+import RoostDrivers
 import RoostHTTP
 import RoostServer
 import RoostStore

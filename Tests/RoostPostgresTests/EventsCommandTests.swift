@@ -1,6 +1,7 @@
 import Foundation
 import RoostJSON
 import RoostPostgres
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostDrivers
 import RoostPostgres
 import RoostServer
 import RoostTestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostPostgres
 import RoostQuery
 import RoostStore
@@ -114,7 +115,9 @@ struct PostgresStoreAccountTests {
             let declared = ["squat", "kept", "old", "new"].map {
                 object("FFUserGroup", $0, document: #"{"guid":"\#($0)","users":[]}"#)
             }
-            #expect(try await storage.accountStore.ensureGroups(declared) == ["squat"])
+            #expect(
+                try await storage.accountStore.ensureGroups(
+                    declared, replacingWhen: AccountService.isSquatted) == ["squat"])
             #expect(try await store.object(in: "FFUserGroup", guid: "squat")?.createdBy == nil)
             #expect(try await store.object(in: "FFUserGroup", guid: "kept")?.createdBy == "admin")
             #expect(try await store.object(in: "FFUserGroup", guid: "old") != nil)

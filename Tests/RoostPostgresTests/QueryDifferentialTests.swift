@@ -1,6 +1,7 @@
 import Foundation
 import RoostPostgres
 import RoostQuery
+import RoostSQLite
 import RoostStore
 import Testing
 

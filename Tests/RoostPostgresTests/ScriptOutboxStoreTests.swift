@@ -1,5 +1,6 @@
 import Foundation
 import RoostPostgres
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Testing

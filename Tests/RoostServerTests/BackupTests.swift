@@ -1,4 +1,5 @@
 import Foundation
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Synchronization
@@ -135,7 +136,9 @@ struct BackupTests {
         let restored = directory + "-restored"
         let restore = try await runRoost(["restore", destination, "--data-dir", restored])
         #expect(restore.status == 0, "\(restore.errorOutput)")
-        #expect(restore.output.hasPrefix("restored \(destination) into \(restored): schema version \(latestSchemaVersion)"))
+        #expect(
+            restore.output.hasPrefix(
+                "restored \(destination) into \(restored): schema version \(latestSchemaVersion)"))
         #expect(!restore.output.contains("before-restore"), "there was no previous folder to keep")
         let second = try RoostProcess(
             dataDirectory: restored, arguments: ["--app", try writeOpenDefinition(beside: restored)])

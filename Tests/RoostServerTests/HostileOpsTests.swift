@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import RoostCore
 import RoostHTTP
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import RoostCore
 import RoostJSON
 import RoostQuery
+import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Synchronization

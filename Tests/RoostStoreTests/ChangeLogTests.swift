@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 @Suite("Change log")

@@ -2,6 +2,7 @@ import Foundation
 import RoostJSON
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 /// Group members and blob references are worked out in Swift before a write; SQLite's own JSON

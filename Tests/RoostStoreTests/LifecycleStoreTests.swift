@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 private let table = Migration(
@@ -164,7 +165,8 @@ struct UpgradeStoreTests {
             #expect(error.description.contains("up to 1"))
         }
         // Nothing was written: the file still records version 2.
-        let status = try Migrator(migrations: [table]).status(SQLiteConnection(path: path, readOnly: true))
+        let status = try SQLiteMigrator(migrations: [table]).status(
+            SQLiteConnection(path: path, readOnly: true))
         #expect(status.applied == [1, 2])
         #expect(status.unknown == [2])
     }
@@ -177,7 +179,7 @@ struct UpgradeStoreTests {
         let third = Migration(version: 3, name: "w", sql: "CREATE TABLE w (id INTEGER)")
         let connection = try SQLiteConnection(path: path, readOnly: true)
         defer { connection.close() }
-        let status = try Migrator(migrations: [third, table, second]).status(connection)
+        let status = try SQLiteMigrator(migrations: [third, table, second]).status(connection)
         #expect(status.pending.map(\.version) == [2, 3])
         #expect(status.version == 1)
         #expect(status.knownVersion == 3)

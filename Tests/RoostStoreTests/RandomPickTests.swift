@@ -2,6 +2,7 @@ import Foundation
 import RoostQuery
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 @Suite("random(guid)")

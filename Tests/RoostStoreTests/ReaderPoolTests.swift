@@ -3,6 +3,7 @@ import RoostQuery
 import Synchronization
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 /// A statement that never ends on its own: counts forever.

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import RoostSQLite
 @testable import RoostStore
 
 @Suite("SQLite writer")
@@ -40,7 +41,8 @@ struct WriterTests {
         while !holding.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(1)) }
         let failing = Task {
             try await database.write { connection in
-                try SQLiteObjectStore.insert(object("Post", "failing"), derived: DerivedRows(), on: connection)
+                try SQLiteObjectStore.insert(
+                    object("Post", "failing"), derived: DerivedRows(), on: connection)
                 throw Failure()
             }
         }

@@ -112,6 +112,12 @@ extension AccountService {
                 ]),
                 createdBy: nil, createdAt: now, updatedBy: nil, updatedAt: now, version: 1)
         }
-        return try await accounts.ensureGroups(objects)
+        return try await accounts.ensureGroups(objects, replacingWhen: Self.isSquatted)
+    }
+
+    /// A declared group's guid that a user claimed before the app declared it: squatted. The
+    /// system's and an administrator's are adopted.
+    public static func isSquatted(_ claim: GroupClaim) -> Bool {
+        claim.createdBy != nil && !claim.creatorIsAdmin
     }
 }

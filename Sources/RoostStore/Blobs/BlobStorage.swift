@@ -64,7 +64,7 @@ public final class FileBlobStorage: BlobStorage {
         try Self.makeDirectory(root + "/tmp")
     }
 
-    func path(of sha256: String) -> String {
+    public func path(of sha256: String) -> String {
         let characters = Array(sha256)
         return "\(root)/\(String(characters[0..<2]))/\(String(characters[2..<4]))/\(sha256)"
     }
@@ -185,12 +185,12 @@ public final class FileBlobStorage: BlobStorage {
     }
 
     /// Creates a folder of the blob tree (mode 0700) unless it exists.
-    static func makeDirectory(_ path: String) throws {
+    public static func makeDirectory(_ path: String) throws {
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw failure("create a blob folder") }
     }
 
     /// The error for a failed file operation; a full disk is an ``OutOfSpaceError`` (507).
-    static func failure(_ what: String) -> any Error {
+    public static func failure(_ what: String) -> any Error {
         let code = errno
         let detail = "could not \(what): \(String(cString: strerror(code)))"
         return OutOfSpaceError.isOutOfSpace(errno: code) ? OutOfSpaceError(detail) : StoreError.io(detail)

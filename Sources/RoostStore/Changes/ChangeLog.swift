@@ -115,22 +115,6 @@ public protocol ChangeLog: Sendable {
     func observeCommits(_ observer: @escaping @Sendable () -> Void)
 }
 
-/// A row of a query result, as every driver reads one: what the change log's shared reading
-/// needs of SQLite's rows and PostgreSQL's.
-public protocol DatabaseRow {
-    func isNull(_ column: Int) -> Bool
-    func text(_ column: Int) -> String?
-    func integer(_ column: Int) -> Int64
-    func bytes(_ column: Int) -> [UInt8]
-}
-
-extension Row: DatabaseRow {
-    public func isNull(_ column: Int) -> Bool { isNull(Int32(column)) }
-    public func text(_ column: Int) -> String? { text(Int32(column)) }
-    public func integer(_ column: Int) -> Int64 { integer(Int32(column)) }
-    public func bytes(_ column: Int) -> [UInt8] { bytes(Int32(column)) }
-}
-
 /// Reads change-log rows up to a byte budget, in every driver alike.
 public struct ChangeReader {
     /// The columns a read selects, in the order ``take(_:)`` reads them.

@@ -1,14 +1,3 @@
-/// A connection that runs bound SQL: SQLite's and PostgreSQL's, so the outbox's statements are
-/// written once for both.
-public protocol SQLRunning {
-    associatedtype ResultRow: DatabaseRow
-    func query<T>(_ sql: SQL, _ row: (ResultRow) throws -> T) throws -> [T]
-    func first<T>(_ sql: SQL, _ row: (ResultRow) throws -> T) throws -> T?
-    @discardableResult func run(_ sql: SQL) throws -> Int
-}
-
-extension SQLiteConnection: SQLRunning {}
-
 /// The outbox's statements, the same on SQLite and PostgreSQL; `clock` is the database's
 /// wall-clock milliseconds as an SQL expression.
 public struct ScriptOutboxSQL: Sendable {

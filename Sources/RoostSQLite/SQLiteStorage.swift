@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 
 /// Every store on one SQLite database in the data folder.
 public final class SQLiteStorage: Storage {
@@ -35,7 +36,7 @@ public final class SQLiteStorage: Storage {
     public static let migrations =
         SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
         + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations + SQLiteChangeLog.migrations
-        + SQLiteScriptOutbox.migrations
+        + SQLiteScriptOutbox.migrations + SQLiteObjectStore.referenceMigrations
 
     /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
     public static let fileName = "roost.sqlite"
@@ -74,7 +75,7 @@ public final class SQLiteStorage: Storage {
         defer { connection.close() }
         return (
             try SQLiteBackup.integrityProblems(connection),
-            try Migrator(migrations: migrations).status(connection)
+            try SQLiteMigrator(migrations: migrations).status(connection)
         )
     }
 
@@ -85,7 +86,7 @@ public final class SQLiteStorage: Storage {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         try connection.execute("PRAGMA journal_mode = WAL")
-        try Migrator(migrations: migrations).migrate(connection, path: path, willApply: willApply)
+        try SQLiteMigrator(migrations: migrations).migrate(connection, path: path, willApply: willApply)
     }
 
     /// Creates the database file 0600 before SQLite does (SQLite gives `-wal` and `-shm` the

@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 
 /// Keeps the write-ahead log bounded. SQLite's automatic checkpoint is PASSIVE: it copies what no
 /// reader still needs and never waits, so with reads always in flight the log is never reset and

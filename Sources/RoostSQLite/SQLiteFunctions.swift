@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import RoostStore
 
 /// SQL functions Roost adds to every connection.
 enum SQLiteFunctions {

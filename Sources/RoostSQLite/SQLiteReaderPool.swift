@@ -2,6 +2,7 @@ import CRoostSystem
 import CSQLite
 import Dispatch
 import Foundation
+import RoostStore
 import Synchronization
 
 /// A bounded pool of reader threads, each with its own connection, for reads whose cost a client

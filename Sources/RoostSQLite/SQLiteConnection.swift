@@ -1,6 +1,7 @@
 import CRoostSystem
 import CSQLite
 import Foundation
+import RoostStore
 
 /// A failure reported by SQLite. Its description holds SQLite's message but never bound values.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {

@@ -1,25 +1,17 @@
-/// ``ScriptOutboxStore`` on the SQLite database, beside the change log it dispatches.
-public final class SQLiteScriptOutbox: ScriptOutboxStore {
-    let database: SQLiteDatabase
+/// ``ScriptOutboxStore`` written once, beside the change log it dispatches. With several
+/// instances on one database, the lease, timed by the database's clock, lets one of them
+/// dispatch at a time.
+public final class SQLScriptOutbox<Database: SQLDatabase>: ScriptOutboxStore {
+    let database: Database
 
-    static let statements = ScriptOutboxSQL(
-        clock: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
+    static var statements: ScriptOutboxSQL { ScriptOutboxSQL(clock: Database.Connection.Dialect.clock) }
 
-    static let migrations = [
-        Migration(
-            version: 25, name: "script outbox",
-            sql: ScriptOutboxSQL.schema(start: "coalesce((SELECT max(seq) FROM changes), 0)")),
-        Migration(version: 26, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
-        Migration(
-            version: 28, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
-    ]
-
-    public init(database: SQLiteDatabase) {
+    public init(database: Database) {
         self.database = database
     }
 
     public func dispatchedThrough() async throws -> Int64 {
-        try database.read { try Self.statements.dispatchedThrough($0) }
+        try await database.pointRead { try Self.statements.dispatchedThrough($0) }
     }
 
     public func claimLease(holder: String, for duration: Duration) async throws -> Bool {
@@ -35,7 +27,7 @@ public final class SQLiteScriptOutbox: ScriptOutboxStore {
     }
 
     public func subscriptions() async throws -> Set<OutboxSubscription> {
-        try database.read { try Self.statements.subscriptions($0) }
+        try await database.pointRead { try Self.statements.subscriptions($0) }
     }
 
     public func complete(
@@ -59,18 +51,14 @@ public final class SQLiteScriptOutbox: ScriptOutboxStore {
     }
 
     public func failedRuns(limit: Int) async throws -> [FailedRun] {
-        try database.read { try Self.statements.failedRuns($0, limit: limit) }
+        try await database.pointRead { try Self.statements.failedRuns($0, limit: limit) }
     }
 
     public func dueRetries(now: Int64, limit: Int) async throws -> [FailedRun] {
-        try database.read { try Self.statements.dueRetries($0, now: now, limit: limit) }
+        try await database.pointRead { try Self.statements.dueRetries($0, now: now, limit: limit) }
     }
 
     public func requeue(events: [String]?, now: Int64) async throws -> Int {
         try await database.write { try Self.statements.requeue($0, events: events, now: now) }
     }
-}
-
-extension SQLiteChangeLog {
-    static var outbox: ScriptOutboxSQL { SQLiteScriptOutbox.statements }
 }

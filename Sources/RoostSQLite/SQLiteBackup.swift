@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import RoostStore
 
 #if canImport(Glibc)
     import Glibc
@@ -64,7 +65,7 @@ public enum SQLiteBackup {
                     code: SQLITE_CORRUPT, message: "the copy fails its integrity check: \(problems.prefix(5))"
                 )
             }
-            let schema = try Migrator(migrations: SQLiteStorage.migrations).status(target)
+            let schema = try SQLiteMigrator(migrations: SQLiteStorage.migrations).status(target)
             let digests = try referencedBlobs(target)
             target.close()
             try flush(partial)

@@ -1,14 +1,7 @@
 import Foundation
 import RoostJSON
+import RoostStore
 import Synchronization
-
-/// How hard SQLite works to keep a commit through a power cut.
-public enum Durability: String, Sendable, CaseIterable {
-    /// WAL with `synchronous=NORMAL`: survives any process crash; a power cut may lose the last commits.
-    case normal
-    /// WAL with `synchronous=FULL`: every acknowledged commit survives a power cut too.
-    case full
-}
 
 /// A SQLite database in WAL mode: one writer thread that group-commits, and a pool of readers.
 ///
@@ -106,7 +99,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
         self.walCheckpointBytes = walCheckpointBytes
         readerPool = SQLiteReaderPool(path: path, limits: readLimits)
         writer = try SQLiteConnection(path: path)
-        let migrator = migrations.isEmpty ? nil : Migrator(migrations: migrations)
+        let migrator = migrations.isEmpty ? nil : SQLiteMigrator(migrations: migrations)
         do {
             try migrator?.checkNotNewer(writer, path: path)
             try writer.execute("PRAGMA journal_mode = WAL")

@@ -1,0 +1,56 @@
+import RoostPostgres
+import RoostSQLite
+import RoostServer
+import RoostStore
+
+/// The drivers of a Roost server: PostgreSQL with ``ServerConfiguration/databaseURL``, else the
+/// embedded SQLite database in the data folder; blobs in the data folder or the database.
+public struct StandardDrivers: StorageDrivers {
+    public init() {}
+
+    public func openStorage(_ configuration: ServerConfiguration) throws -> any Storage {
+        guard let url = configuration.databaseURL else {
+            return try SQLiteStorage(
+                directory: configuration.dataDirectory, durability: configuration.durability,
+                readLimits: configuration.readLimits)
+        }
+        var postgres = try PostgresConfiguration(connectionString: url)
+        postgres.poolSize = configuration.databaseConnections
+        postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
+        postgres.statementTimeout = configuration.readLimits.timeout
+        return try PostgresStorage(configuration: postgres)
+    }
+
+    /// Blob I/O threads: 2 for files (a rename, an open); as many as the database store has
+    /// connections, since an upload or a cache miss holds its thread for a round trip per chunk.
+    public func blobIOThreads(_ configuration: ServerConfiguration) -> Int {
+        configuration.effectiveBlobStore == .database ? PostgresBlobStorage.defaultConnections : 2
+    }
+
+    /// The database's blob tables come with its migrations (`PostgresStorage.migrations`).
+    public func openBlobStorage(_ configuration: ServerConfiguration) throws -> any BlobStorage {
+        switch configuration.effectiveBlobStore {
+        case .directory:
+            return try FileBlobStorage(dataDirectory: configuration.dataDirectory)
+        case .database:
+            guard let url = configuration.databaseURL else {
+                throw BlobStoreConfigurationError(
+                    message:
+                        "--blob-store database keeps blobs in the PostgreSQL database, so it needs --database postgres://… (or ROOST_DATABASE_URL); with SQLite, blobs live in the data folder (--blob-store directory)"
+                )
+            }
+            var postgres = try PostgresConfiguration(connectionString: url)
+            postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
+            return try PostgresBlobStorage(
+                dataDirectory: configuration.dataDirectory, configuration: postgres,
+                cacheBytes: configuration.blobCacheBytes)
+        }
+    }
+}
+
+extension Application {
+    /// A server on the standard drivers (``StandardDrivers``).
+    public convenience init(configuration: ServerConfiguration) throws {
+        try self.init(configuration: configuration, drivers: StandardDrivers())
+    }
+}
