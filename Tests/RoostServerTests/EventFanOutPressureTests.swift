@@ -4,7 +4,7 @@ import RoostTestSupport
 import Testing
 
 @Suite("Realtime events: fan-out to many streams")
-struct EventFanOutTests {
+struct EventFanOutPressureTests {
     @Test(
         "many streams (more than one hand-off to the loops) each get every event in order, while a slow reader among them is cut off"
     )
