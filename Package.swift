@@ -63,6 +63,8 @@ let package = Package(
         .target(name: "RoostScriptProtocol", dependencies: ["RoostJSON"]),
         // The script worker process's loop: Duktape heaps serving the frames above.
         .target(name: "RoostScriptWorker", dependencies: ["CDuktape", "RoostJSON", "RoostScriptProtocol"]),
+        // Blocking thread pools, under every thread Roost owns (its dependents: below the list).
+        .target(name: "RoostThreads"),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent", "COpenSSL"]),
         .target(name: "RoostStore", dependencies: ["CSQLite", "CRoostSystem", "RoostJSON", "RoostQuery"]),
         // The PostgreSQL backend: a libpq driver and the stores on it.
@@ -76,7 +78,9 @@ let package = Package(
             dependencies: ["RoostCore", "RoostJSON", "RoostScriptProtocol", "CRoostSystem"]),
         .target(
             name: "RoostServer",
-            dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres", "RoostScripts"]),
+            dependencies: [
+                "RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostPostgres", "RoostScripts",
+            ]),
         .executableTarget(
             name: "roost",
             dependencies: [
@@ -108,8 +112,10 @@ let package = Package(
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
+        .testTarget(name: "RoostThreadsTests", dependencies: ["RoostThreads"]),
         .testTarget(
-            name: "RoostScriptWorkerTests", dependencies: ["RoostScriptWorker", "RoostScriptProtocol", "RoostJSON"]),
+            name: "RoostScriptWorkerTests",
+            dependencies: ["RoostScriptWorker", "RoostScriptProtocol", "RoostJSON"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostQuery"]),
         .testTarget(
@@ -134,6 +140,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The modules whose threads are RoostThreads pools (kept out of the list above so that the
+// edges merge apart from changes to the targets' own lines).
+for dependent in package.targets where ["RoostHTTP", "RoostCore", "RoostScripts"].contains(dependent.name) {
+    dependent.dependencies.append("RoostThreads")
+}
 
 #if os(macOS)
     // On a Mac without the server's floor, only the tests that need no server module are
