@@ -63,6 +63,8 @@ let package = Package(
         .target(name: "RoostScriptProtocol", dependencies: ["RoostJSON"]),
         // The script worker process's loop: Duktape heaps serving the frames above.
         .target(name: "RoostScriptWorker", dependencies: ["CDuktape", "RoostJSON", "RoostScriptProtocol"]),
+        // Blocking thread pools, under every thread Roost owns (its dependents: below the list).
+        .target(name: "RoostThreads"),
         .target(name: "RoostHTTP", dependencies: ["CLibEvent", "COpenSSL"]),
         // Storage contracts, pure Swift: store protocols, DTOs, `SQL`, migrations as values.
         .target(name: "RoostStore", dependencies: ["RoostJSON", "RoostQuery"]),
@@ -113,8 +115,10 @@ let package = Package(
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
+        .testTarget(name: "RoostThreadsTests", dependencies: ["RoostThreads"]),
         .testTarget(
-            name: "RoostScriptWorkerTests", dependencies: ["RoostScriptWorker", "RoostScriptProtocol", "RoostJSON"]),
+            name: "RoostScriptWorkerTests",
+            dependencies: ["RoostScriptWorker", "RoostScriptProtocol", "RoostJSON"]),
         .testTarget(name: "RoostHTTPTests", dependencies: ["RoostHTTP", "RoostTestSupport"]),
         .testTarget(name: "RoostStoreTests", dependencies: ["RoostStore", "RoostSQLite", "RoostQuery"]),
         .testTarget(
@@ -142,6 +146,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The modules whose threads are RoostThreads pools (kept out of the list above so that the
+// edges merge apart from changes to the targets' own lines).
+for dependent in package.targets where ["RoostHTTP", "RoostCore", "RoostScripts"].contains(dependent.name) {
+    dependent.dependencies.append("RoostThreads")
+}
 
 #if os(macOS)
     // On a Mac without the server's floor, only the tests that need no server module are

@@ -14,15 +14,13 @@ extension Connection {
 
     /// Answers and closes without reading further: a body still on its way is never stored.
     func sendFinal(_ response: Response, request: Request) {
-        guard bev != nil, !closeAfterWrite else { return }
+        guard bev != nil, machine.refusing() else { return }
         bodySink?.discard()
         bodySink = nil
         releaseUploadSlot()
         releaseHeldBytes()
         let bytes = serialize(response, omitBody: false, keepAlive: false)
         write(bytes)
-        closeAfterWrite = true
-        lingerAfterWrite = true
         // `write` closes the connection when the socket failed.
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
         drainedIfFlushed()

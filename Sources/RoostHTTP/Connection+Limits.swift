@@ -9,24 +9,19 @@ extension Connection {
         status: 503, code: "server_busy",
         message: "The server holds too many request bytes; try again shortly.")
 
-    /// Bytes each connection holds without counting them: ordinary requests then never touch the
-    /// shared counter, whose cache line the loops would otherwise pass back and forth.
-    static let uncountedHeldBytes = 16 * 1024
-
     /// Counts what the parser holds against the server-wide budget; false when it grew past it.
+    /// (The first ``ConnectionStateMachine/uncountedHeldBytes`` are not counted: ordinary
+    /// requests then never touch the shared counter, whose cache line the loops would otherwise
+    /// pass back and forth.)
     @discardableResult
     func chargeHeldBytes() -> Bool {
-        // A connection on its way out reads no more, and gave back what it held.
-        guard !closeAfterWrite else { return true }
-        let delta = max(0, parser.heldByteCount - Self.uncountedHeldBytes) - chargedBytes
+        let delta = machine.heldBytesDelta()
         guard delta != 0 else { return true }
-        chargedBytes += delta
         return loop.server.heldBytes.charge(delta)
     }
 
     func releaseHeldBytes() {
-        loop.server.heldBytes.release(chargedBytes)
-        chargedBytes = 0
+        loop.server.heldBytes.release(machine.releaseHeldBytes())
     }
 
     static let uploadsBusy = HTTPProtocolError(
@@ -36,7 +31,6 @@ extension Connection {
     /// proceed, reading nothing meanwhile: no `100 Continue` and no byte of the body before it is
     /// allowed.
     func admit(_ head: RequestHead) {
-        admitting = true
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
         let request = makeRequest(head, body: [])
         let responder = loop.server.responder
@@ -48,35 +42,40 @@ extension Connection {
     }
 
     func admitted(_ head: RequestHead, refusal: Response?) {
-        admitting = false
+        loop.preconditionInLoop()
         handlerTask = nil
         guard let bev else { return }
-        if var refusal {
+        switch machine.admitted(refused: refusal != nil) {
+        case .none:
+            return
+        case .refuse:
+            guard var refusal else { return }
             refusal.headers.set("Connection", "close")
-            return sendFinal(refusal, request: makeRequest(head, body: []))
-        }
-        guard parser.isStreamingBody else {
+            sendFinal(refusal, request: makeRequest(head, body: []))
+        case .readBody:
             // A buffered body: read it now (the body that came with the head is counted as held).
             bufferevent_enable(bev, roost_ev_read())
             processBuffered()
             chargeHeldBytes()
-            return
+        case .openSink:
+            guard let open = loop.server.configuration.bodySinks else {
+                return sendError(Self.storageFailure)
+            }
+            do {
+                bodySink = try open(head)
+            } catch {
+                // A sink may name its own answer (507 when the disk is full); else a 500.
+                return sendError((error as? HTTPProtocolError) ?? Self.storageFailure)
+            }
+            bufferevent_enable(bev, roost_ev_read())
+            processBuffered()
         }
-        guard let open = loop.server.configuration.bodySinks else { return sendError(Self.storageFailure) }
-        do {
-            bodySink = try open(head)
-        } catch {
-            // A sink may name its own answer (507 when the disk is full); else a 500.
-            return sendError((error as? HTTPProtocolError) ?? Self.storageFailure)
-        }
-        bufferevent_enable(bev, roost_ev_read())
-        processBuffered()
     }
 
     func releaseUploadSlot() {
-        guard holdsUploadSlot else { return }
-        holdsUploadSlot = false
-        loop.server.uploads.release(uploadSlotClient)
+        guard let client = uploadSlotClient else { return }
+        uploadSlotClient = nil
+        loop.server.uploads.release(client)
     }
 
     func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
@@ -98,19 +97,9 @@ extension Connection {
         return clientKey(forAddress: makeRequest(head, body: []).remoteAddress)
     }
 
-    /// Whether the streamed body in progress fell below the minimum rate: after `readTimeout`
-    /// seconds, each further second must have brought `minimumUploadRate` bytes.
-    func uploadTooSlow(now: UInt64, configuration: HTTPServer.Configuration) -> Bool {
-        guard bodySink != nil, !waitingForSink else { return false }
-        return Self.uploadTooSlow(
-            nanoseconds: elapsed(since: streamStartedAt, now: now), bytes: streamBytes,
-            readTimeout: configuration.readTimeout, minimumRate: configuration.minimumUploadRate)
-    }
-
-    /// The rule of ``uploadTooSlow(now:configuration:)``, in floating point: in whole
-    /// nanoseconds, the time allowed for a blob of 18 GB at 1 byte per second overflows 64 bits.
+    /// The minimum-rate rule (see ``ConnectionStateMachine/uploadTooSlow(nanoseconds:bytes:readTimeout:minimumRate:)``).
     static func uploadTooSlow(nanoseconds: UInt64, bytes: Int, readTimeout: Int, minimumRate: Int) -> Bool {
-        let allowed = Double(readTimeout) + Double(bytes) / Double(max(1, minimumRate))
-        return Double(nanoseconds) > allowed * 1e9
+        ConnectionStateMachine.uploadTooSlow(
+            nanoseconds: nanoseconds, bytes: bytes, readTimeout: readTimeout, minimumRate: minimumRate)
     }
 }

@@ -6,27 +6,14 @@ import Dispatch
 // While it streams, the connection counts as handling a request: no read timeout applies, and
 // nothing further is read from it but the client's close.
 extension Connection {
-    /// Sends the head of a response whose body streams and hands the connection to the stream
-    /// (true); for HEAD, ends the stream, so that only the head goes (false). The connection
-    /// stays busy handling: no read timeout and no next request while the body streams.
-    func takeStream(_ stream: ResponseStream, _ request: Request, _ response: Response, started: UInt64)
-        -> Bool
-    {
-        guard request.method != .head else {
-            stream.end()
-            return false
-        }
+    /// Sends the head of a response whose body streams and hands the connection to its stream,
+    /// which stays busy handling: no read timeout and no next request while the body streams.
+    func startStream(_ stream: ResponseStream, _ request: Request, _ response: Response, started: UInt64) {
         let head = serialize(response, omitBody: true, keepAlive: false)
         loop.server.observe(
             request: request, response: response, bytesSent: head.count,
             microseconds: elapsed(since: started, now: DispatchTime.now().uptimeNanoseconds) / 1000,
             loop: loop.index)
-        startStream(stream, head: head)
-        return true
-    }
-
-    /// Sends the head of a streamed response and hands the connection to its stream.
-    func startStream(_ stream: ResponseStream, head: [UInt8]) {
         streaming = stream
         // Every byte the client takes is progress the stream can show: a reader working through
         // an event of megabytes is not one that stopped reading. The callback goes with the
@@ -48,7 +35,9 @@ extension Connection {
     /// Writes a piece of the stream, or its farewell when the output holds more than the
     /// stream's limit; the last piece ends the stream once it is sent.
     func writeStreamed(_ piece: ResponseStream.Piece, of stream: ResponseStream) {
-        guard streaming === stream, let bev, let output = bufferevent_get_output(bev), !closeAfterWrite else {
+        loop.preconditionInLoop()
+        guard streaming === stream, machine.isStreaming, let bev, let output = bufferevent_get_output(bev)
+        else {
             return stream.delivered(piece.bytes.count, output: nil)
         }
         let waiting = evbuffer_get_length(output)
@@ -77,8 +66,7 @@ extension Connection {
     /// Closes once the output is sent; the stream learns it ended now.
     func endStream() {
         streaming?.end()
-        guard bev != nil else { return }
-        closeAfterWrite = true
+        guard bev != nil, machine.streamEnded() else { return }
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
         drainedIfFlushed()
     }

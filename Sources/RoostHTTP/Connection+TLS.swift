@@ -4,7 +4,7 @@ import Dispatch
 
 // A connection over TLS: libevent's OpenSSL bufferevent does the handshake and the encryption,
 // so the rest of Connection reads and writes plaintext as over TCP. What differs is here: the
-// handshake runs under its own deadline from the accept, a failed handshake is logged (once a
+// handshake runs under its own deadline from the accept (ConnectionStateMachine.deadline), a failed handshake is logged (once a
 // minute at most) and closed, and a connection that ends cleanly sends close_notify.
 extension Connection {
     /// A socket bufferevent, or an accepting OpenSSL one when the server speaks TLS.
@@ -27,33 +27,22 @@ extension Connection {
     /// Handles the events that only TLS has; true when this one was handled.
     func tlsEvent(_ events: Int16) -> Bool {
         if events & roost_bev_event_connected() != 0 {
-            handshaking = false
+            machine.handshakeFinished()
             return true
         }
-        if events & roost_bev_event_error() != 0 { tlsFailed = true }
-        guard handshaking else { return false }
+        guard machine.state == .handshaking else { return false }
         if events & roost_bev_event_error() != 0, let bev {
             loop.server.warnHandshakeFailure(remoteAddress, reason: Self.handshakeError(bev))
         }
         // A client gone before finishing the handshake (a port probe, say) is not worth a line.
-        close()
+        close(sessionFailed: true)
         return true
     }
 
-    /// Closes a connection whose handshake outlived the handshake timeout (or the read timeout,
-    /// when that is shorter).
-    func handshakeDeadline(now: UInt64) {
-        let configuration = loop.server.configuration
-        let timeout = max(1, min(configuration.tlsHandshakeTimeout, configuration.readTimeout))
-        guard elapsed(since: waitingSince, now: now) > UInt64(timeout) * 1_000_000_000 else { return }
-        loop.server.warnHandshakeFailure(remoteAddress, reason: "not finished within \(timeout) s")
-        tlsFailed = true
-        close()
-    }
-
-    /// Sends close_notify once, when the session is healthy; nothing over plain TCP.
+    /// Sends close_notify once, when the session is healthy (the caller knows); nothing over
+    /// plain TCP.
     func sayGoodbye() {
-        guard secure, !handshaking, !tlsFailed, let bev, let session = bufferevent_openssl_get_ssl(bev),
+        guard secure, let bev, let session = bufferevent_openssl_get_ssl(bev),
             SSL_get_shutdown(session) & SSL_SENT_SHUTDOWN == 0
         else { return }
         // Best effort on a non-blocking socket; its errors must not linger in this thread's

@@ -16,55 +16,35 @@ final class Connection: @unchecked Sendable {
     // Strong: the loop drops the connection on close, which breaks the cycle.
     let loop: EventLoop
     var bev: OpaquePointer?
-    var parser: RequestParser
+    /// Where the connection is in its life (see ConnectionStateMachine.swift); what follows are
+    /// the resources its states hold.
+    var machine: ConnectionStateMachine
     let remoteAddress: String
-    private var handling = false
-    /// The client half-closed while its request was being handled: answer, then close.
-    private var peerClosed = false
-    private var readingPaused = false
-    private static let pipelineBufferLimit = 1 << 20
-    var closeAfterWrite = false
-    var waitingSince: UInt64
-    private var firstByteAt: UInt64?
-    /// Set after an error reply: the write side is shut and input is discarded until the client
-    /// closes or this time passes, so the client reads the reply instead of a reset.
-    private var lingerUntil: UInt64?
     /// Where the body of the request being received goes, when its route streams bodies.
     var bodySink: (any RequestBodySink)?
-    /// The sink is backed up: reading and parsing wait until it catches up.
-    var waitingForSink = false
     /// The task running the current handler or admission check; cancelled when the client goes.
     var handlerTask: Task<Void, Never>?
-    /// A streamed request's head is being checked: nothing is read until it is admitted.
-    var admitting = false
-    /// The client does not read its answers: reading and handling wait for the output to drain.
-    private var waitingForDrain = false
-    /// This connection receives an upload, counted in the server's upload ``ClientSlots``.
-    var holdsUploadSlot = false
-    /// The client address the held upload slot counts against.
-    var uploadSlotClient = ""
-    var streamStartedAt: UInt64 = 0
-    var streamBytes = 0
-    /// What this connection's parser holds, as counted in the server's ``HTTPServer/heldBytes``.
-    var chargedBytes = 0
+    /// The client whose upload slot (in the server's upload ``ClientSlots``) this connection holds.
+    var uploadSlotClient: String?
     /// Over TLS (see Connection+TLS.swift): bytes go through OpenSSL, never straight to the socket.
     let secure: Bool
-    /// The TLS handshake has not finished: the read timeout runs from the accept.
-    var handshaking: Bool
-    /// TLS failed on this connection, so no close_notify may be sent.
-    var tlsFailed = false
     /// The response being streamed (see Connection+Streaming.swift); the connection ends with it.
     var streaming: ResponseStream?
 
     init?(fd: Int32, remoteAddress: String, loop: EventLoop) {
-        secure = loop.server.configuration.tls != nil
-        handshaking = secure
+        let configuration = loop.server.configuration
+        secure = configuration.tls != nil
         guard let bev = Self.makeBufferEvent(fd: fd, loop: loop) else { return nil }
         self.bev = bev
         self.loop = loop
         self.remoteAddress = remoteAddress
-        self.parser = RequestParser(limits: loop.server.configuration.limits)
-        self.waitingSince = DispatchTime.now().uptimeNanoseconds
+        machine = ConnectionStateMachine(
+            secure: secure, limits: configuration.limits,
+            timeouts: .init(
+                read: configuration.readTimeout, idle: configuration.idleTimeout,
+                handshake: configuration.tlsHandshakeTimeout,
+                minimumUploadRate: configuration.minimumUploadRate),
+            now: DispatchTime.now().uptimeNanoseconds)
         let context = Unmanaged.passUnretained(self).toOpaque()
         bufferevent_setcb(
             bev,
@@ -74,15 +54,17 @@ final class Connection: @unchecked Sendable {
                 Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().failed(events)
             },
             context)
-        var writeTimeout = timeval(tv_sec: loop.server.configuration.writeTimeout, tv_usec: 0)
+        var writeTimeout = timeval(tv_sec: configuration.writeTimeout, tv_usec: 0)
         bufferevent_set_timeouts(bev, nil, &writeTimeout)
         bufferevent_enable(bev, roost_ev_read() | roost_ev_write())
     }
 
     /// Whether the connection waits for a request with none of it received.
-    var isIdle: Bool { !handling && parser.isIdle && !closeAfterWrite }
+    var isIdle: Bool { machine.isIdle }
 
-    func close() {
+    /// Closes now, dropping unsent output; `sessionFailed`: TLS failed, so no close_notify.
+    func close(sessionFailed: Bool = false) {
+        loop.preconditionInLoop()
         streaming?.end()
         streaming = nil
         bodySink?.discard()
@@ -92,8 +74,9 @@ final class Connection: @unchecked Sendable {
         // A handler still running works for nobody now.
         handlerTask?.cancel()
         handlerTask = nil
+        let mayNotify = machine.close() && !sessionFailed
         guard let bev else { return }
-        sayGoodbye()
+        if mayNotify { sayGoodbye() }
         bufferevent_free(bev)
         self.bev = nil
         loop.remove(self)
@@ -101,96 +84,83 @@ final class Connection: @unchecked Sendable {
 
     /// Closes connections that idle too long or send a request too slowly.
     func checkDeadline(now: UInt64) {
-        if let lingerUntil, now > lingerUntil {
-            close()
+        switch machine.deadline(now: now) {
+        case .none:
             return
-        }
-        if handshaking {
-            return handshakeDeadline(now: now)
-        }
-        guard bev != nil, !handling, !closeAfterWrite, !admitting, !waitingForDrain else { return }
-        let configuration = loop.server.configuration
-        if uploadTooSlow(now: now, configuration: configuration) {
-            return sendError(
+        case .close:
+            close()
+        case .handshakeTimedOut(let timeout):
+            loop.server.warnHandshakeFailure(remoteAddress, reason: "not finished within \(timeout) s")
+            close(sessionFailed: true)
+        case .uploadTooSlow:
+            sendError(
                 HTTPProtocolError(
                     status: 408, code: "request_timeout",
                     message:
-                        "The upload arrived slower than \(configuration.minimumUploadRate) bytes per second; send it again."
+                        "The upload arrived slower than \(loop.server.configuration.minimumUploadRate) bytes per second; send it again."
                 ))
-        }
-        if let firstByteAt {
-            if elapsed(since: firstByteAt, now: now) > UInt64(configuration.readTimeout) * 1_000_000_000 {
-                sendError(
-                    HTTPProtocolError(
-                        status: 408, code: "request_timeout",
-                        message: "The request was not received in time; send it again."))
-            }
-        } else if elapsed(since: waitingSince, now: now) > UInt64(configuration.idleTimeout) * 1_000_000_000 {
-            close()
+        case .requestTimedOut:
+            sendError(
+                HTTPProtocolError(
+                    status: 408, code: "request_timeout",
+                    message: "The request was not received in time; send it again."))
         }
     }
 
     private func readable() {
+        loop.preconditionInLoop()
         guard let bev, let input = bufferevent_get_input(bev) else { return }
         let length = evbuffer_get_length(input)
         guard length > 0 else { return }
-        if lingerUntil != nil {
-            evbuffer_drain(input, length)
-            return
-        }
-        // A streamed body may take long; only a stall counts against the read timeout.
-        if firstByteAt == nil || bodySink != nil { firstByteAt = DispatchTime.now().uptimeNanoseconds }
-        if let bytes = evbuffer_pullup(input, -1) {
-            parser.append(UnsafeRawBufferPointer(start: bytes, count: length))
-        }
-        evbuffer_drain(input, length)
+        defer { evbuffer_drain(input, length) }
+        guard let bytes = evbuffer_pullup(input, -1),
+            machine.received(
+                UnsafeRawBufferPointer(start: bytes, count: length), now: DispatchTime.now().uptimeNanoseconds
+            )
+        else { return }
         guard chargeHeldBytes() else { return sendError(Self.memoryBusy, retryAfter: 1) }
-        if !handling && !waitingForDrain {
+        switch machine.afterRead() {
+        case .parse:
             processBuffered()
             chargeHeldBytes()
-        } else if parser.bufferedByteCount > Self.pipelineBufferLimit {
-            readingPaused = true
+        case .pauseReading:
             bufferevent_disable(bev, roost_ev_read())
+        case .none:
+            break
         }
     }
 
     func processBuffered() {
-        guard bev != nil, !handling, !closeAfterWrite, !waitingForSink, !admitting, !waitingForDrain else {
-            return
-        }
-        while true {
-            switch parser.next() {
-            case .needMore(let sendContinue):
-                if parser.isIdle { firstByteAt = nil }
-                if sendContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
+        while bev != nil {
+            switch machine.nextRequestEvent(now: DispatchTime.now().uptimeNanoseconds) {
+            case .wait:
                 return
-            case .failure(let error):
-                sendError(error)
+            case .sendContinue:
+                write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                 return
-            case .streamStart(let head):
-                let configuration = loop.server.configuration
-                uploadSlotClient = uploadClient(head)
-                guard
-                    loop.server.uploads.acquire(
-                        uploadSlotClient, total: configuration.maxUploads,
-                        perClient: configuration.maxUploadsPerClient)
-                else { return sendError(Self.uploadsBusy, retryAfter: 5) }
-                holdsUploadSlot = true
-                streamStartedAt = DispatchTime.now().uptimeNanoseconds
-                streamBytes = 0
-                return admit(head)
-            case .bodyStart(let head):
+            case .fail(let error):
+                return sendError(error)
+            case .admit(let head, let upload):
+                if upload {
+                    let configuration = loop.server.configuration
+                    let client = uploadClient(head)
+                    guard
+                        loop.server.uploads.acquire(
+                            client, total: configuration.maxUploads,
+                            perClient: configuration.maxUploadsPerClient)
+                    else { return sendError(Self.uploadsBusy, retryAfter: 5) }
+                    uploadSlotClient = client
+                }
                 // A large buffered body: whoever may not send it is refused before it is read.
                 return admit(head)
             case .bodyPart(let bytes):
-                streamBytes += bytes.count
                 guard let sink = bodySink, !sink.write(bytes), let bev else { continue }
-                waitingForSink = true
+                machine.sinkBackedUp()
                 bufferevent_disable(bev, roost_ev_read())
                 let loop = self.loop
                 sink.whenReady { loop.execute { [self] in sinkCaughtUp() } }
                 return
-            case .request(let head, let body):
+            case .dispatch(let head, let body):
                 let sink = bodySink
                 bodySink = nil
                 releaseUploadSlot()
@@ -201,8 +171,7 @@ final class Connection: @unchecked Sendable {
     }
 
     private func sinkCaughtUp() {
-        guard waitingForSink else { return }
-        waitingForSink = false
+        guard machine.sinkCaughtUp() else { return }
         if let bev { bufferevent_enable(bev, roost_ev_read()) }
         processBuffered()
     }
@@ -211,7 +180,6 @@ final class Connection: @unchecked Sendable {
         status: 500, code: "internal", message: "The request body could not be stored; try again later.")
 
     private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
-        handling = true
         let started = DispatchTime.now().uptimeNanoseconds
         let received = makeRequest(head, body: body)
         let keepAlive = head.keepAlive
@@ -239,20 +207,27 @@ final class Connection: @unchecked Sendable {
     }
 
     private func finish(_ request: Request, _ response: Response, keepAlive: Bool, started: UInt64) {
+        loop.preconditionInLoop()
         handlerTask = nil
-        // The client went away while the handler ran; its answer has nowhere to go.
-        guard bev != nil, !peerClosed || response.stream == nil else {
-            handling = false
+        let answer = machine.answerReady(
+            hasStream: response.stream != nil, headOnly: request.method == .head,
+            keepAlive: keepAlive && !loop.isDraining && !response.headers.contains("Connection"))
+        let keepOpen: Bool
+        switch answer {
+        case .drop:
+            // The client went away while the handler ran; its answer has nowhere to go.
             response.stream?.end()
             return
+        case .stream:
+            return startStream(response.stream!, request, response, started: started)
+        case .send(let keepAlive):
+            // HEAD of a streamed answer: only the head goes.
+            response.stream?.end()
+            keepOpen = keepAlive
         }
-        if let stream = response.stream, takeStream(stream, request, response, started: started) { return }
-        handling = false
-        let keepOpen =
-            keepAlive && !peerClosed && !loop.isDraining && !response.headers.contains("Connection")
-            && response.stream == nil
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
         write(bytes)
+        var fileSent = true
         if let file = response.file, request.method != .head, let bev,
             let output = bufferevent_get_output(bev)
         {
@@ -262,37 +237,30 @@ final class Connection: @unchecked Sendable {
                 || evbuffer_add_file(output, descriptor, Int64(file.offset), Int64(file.length)) != 0
             {
                 if descriptor >= 0 { Glibc.close(descriptor) }
-                closeAfterWrite = true
+                fileSent = false
             }
         }
-        let elapsed = RoostHTTP.elapsed(since: started, now: DispatchTime.now().uptimeNanoseconds) / 1000
+        let now = DispatchTime.now().uptimeNanoseconds
         loop.server.observe(
-            request: request, response: response, bytesSent: bytes.count, microseconds: elapsed,
-            loop: loop.index)
+            request: request, response: response, bytesSent: bytes.count,
+            microseconds: RoostHTTP.elapsed(since: started, now: now) / 1000, loop: loop.index)
         // `write` closes the connection when the socket failed.
         guard let bev else { return }
-        if keepOpen && !closeAfterWrite {
-            waitingSince = DispatchTime.now().uptimeNanoseconds
-            firstByteAt = parser.isIdle ? nil : waitingSince
-            if let output = bufferevent_get_output(bev),
-                evbuffer_get_length(output) > loop.server.configuration.maxUnsentBytes
-            {
-                // Resumed by `drained` once the output is down to half the bound.
-                waitingForDrain = true
-                bufferevent_setwatermark(
-                    bev, roost_ev_write(), loop.server.configuration.maxUnsentBytes / 2, 0)
-                bufferevent_disable(bev, roost_ev_read())
-                return
-            }
-            if readingPaused {
-                readingPaused = false
-                bufferevent_enable(bev, roost_ev_read())
-            }
+        let maxUnsentBytes = loop.server.configuration.maxUnsentBytes
+        let overBound = evbuffer_get_length(bufferevent_get_output(bev)) > maxUnsentBytes
+        switch machine.answerSent(keepAlive: keepOpen && fileSent, overBound: overBound, now: now) {
+        case .none:
+            return
+        case .closeWhenFlushed:
+            drainedIfFlushed()
+        case .waitForDrain:
+            // Resumed by `drained` once the output is down to half the bound.
+            bufferevent_setwatermark(bev, roost_ev_write(), maxUnsentBytes / 2, 0)
+            bufferevent_disable(bev, roost_ev_read())
+        case .next(let resumeReading):
+            if resumeReading { bufferevent_enable(bev, roost_ev_read()) }
             processBuffered()
             chargeHeldBytes()
-        } else {
-            closeAfterWrite = true
-            drainedIfFlushed()
         }
     }
 
@@ -342,51 +310,44 @@ final class Connection: @unchecked Sendable {
         drained()
     }
 
-    var lingerAfterWrite = false
-
     private func drained() {
+        loop.preconditionInLoop()
         streaming?.outputChanged(0)
-        if waitingForDrain, let bev {
-            waitingForDrain = false
+        guard let bev else { return }
+        switch machine.drained(now: DispatchTime.now().uptimeNanoseconds) {
+        case .none:
+            return
+        case .resumeReading:
             bufferevent_setwatermark(bev, roost_ev_write(), 0, 0)
-            readingPaused = false
             bufferevent_enable(bev, roost_ev_read())
             processBuffered()
-            return
+        case .close:
+            close()
+        case .linger:
+            sayGoodbye()
+            shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
+            bufferevent_enable(bev, roost_ev_read())
         }
-        guard closeAfterWrite, let bev else { return }
-        guard lingerAfterWrite, lingerUntil == nil else {
-            if lingerUntil == nil { close() }
-            return
-        }
-        sayGoodbye()
-        shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
-        lingerUntil = DispatchTime.now().uptimeNanoseconds + 2_000_000_000
-        bufferevent_enable(bev, roost_ev_read())
     }
 
     private func failed(_ events: Int16) {
+        loop.preconditionInLoop()
         if secure && tlsEvent(events) { return }
-        if lingerUntil != nil || streaming != nil {
+        guard let bev else { return }
+        // An error (a reset, a TLS failure) ends the connection whatever it was doing.
+        guard events & roost_bev_event_error() == 0 else { return close(sessionFailed: secure) }
+        let outputPending = bufferevent_get_output(bev).map { evbuffer_get_length($0) > 0 } ?? false
+        switch machine.failed(eof: events & roost_bev_event_eof() != 0, outputPending: outputPending) {
+        case .close:
             close()
-            return
-        }
-        if events & roost_bev_event_eof() != 0, handling, let bev {
+        case .cancelHandler:
             // Either a half-close (the answer is still owed and sent if the handler gives one)
             // or a client gone: as Go's server does, the handler is told to stop.
-            peerClosed = true
             handlerTask?.cancel()
             bufferevent_disable(bev, roost_ev_read())
-            return
-        }
-        // A client that half-closes after its request still gets the reply it is owed.
-        if events & roost_bev_event_eof() != 0, let bev, let output = bufferevent_get_output(bev),
-            evbuffer_get_length(output) > 0
-        {
-            closeAfterWrite = true
+        case .closeWhenFlushed:
+            // A client that half-closes after its request still gets the reply it is owed.
             bufferevent_disable(bev, roost_ev_read())
-            return
         }
-        close()
     }
 }

@@ -134,6 +134,13 @@ final class EventLoop: @unchecked Sendable {
         return pthread_equal(id, pthread_self()) != 0
     }
 
+    /// Stops a debug build when the caller is not on this loop's thread: the entry points of
+    /// what is confined to the loop (connections, streamed writes) call it. Nothing in release.
+    @inline(__always)
+    func preconditionInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inLoopThread, "called off the event loop's thread", file: file, line: line)
+    }
+
     /// Ends the loop and returns once its thread has finished (resumed by that thread, so no
     /// semaphore blocks a cooperative thread).
     func stop() async {

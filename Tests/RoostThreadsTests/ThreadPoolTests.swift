@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RoostThreads
+
+/// A gate a test opens once: jobs blocked on it hold their thread until then.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let entered = DispatchSemaphore(value: 0)
+
+    /// Called by a job: says it started, then blocks until ``open()``.
+    func pass() {
+        entered.signal()
+        semaphore.wait()
+    }
+
+    /// Waits (off the cooperative pool) until a job has started.
+    func waitForEntry() async {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                self.entered.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    func open(_ count: Int = 1) {
+        for _ in 0..<count { semaphore.signal() }
+    }
+}
+
+/// The calling thread's name, as the kernel knows it.
+func currentThreadName() -> String {
+    let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+    return comm?.trimmingCharacters(in: .newlines) ?? ""
+}
+
+/// A value tasks and threads share.
+final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
+}
+
+@Suite("Thread pool")
+struct ThreadPoolTests {
+    /// The error a job submitted now is refused with (nil when it ran).
+    func refusal(of pool: ThreadPool<Void>, waitingLimit: Int? = nil) async -> (any Error)? {
+        do {
+            _ = try await pool.run(waitingLimit: waitingLimit) { 1 }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("idle until its first job, runs work on its own named threads, and returns the result")
+    func startAndRun() async throws {
+        let pool = ThreadPool(name: "test-run", threads: 2)
+        #expect(pool.state == .idle)
+        let (name, inPool) = try await pool.run { (currentThreadName(), pool.isCurrentThreadInPool) }
+        #expect(pool.state == .running)
+        #expect(name.hasPrefix("test-run-"))
+        #expect(inPool)
+        #expect(!pool.isCurrentThreadInPool)
+        await pool.shutdown()
+        #expect(pool.state == .stopped)
+    }
+
+    @Test("errors thrown by the work reach the caller")
+    func throwingWork() async {
+        struct Boom: Error {}
+        let pool = ThreadPool(name: "test-throw", threads: 1)
+        await #expect(throws: Boom.self) { try await pool.run { throw Boom() } }
+        await pool.shutdown()
+    }
+
+    @Test("each thread owns its resource: made at start, lent to each job, released at the end")
+    func perThreadResource() async throws {
+        let released = Shared<[Int]>([])
+        let pool = ThreadPool<[Int]>(
+            name: "test-resource", threads: 1, makeResource: { index in [index] },
+            releaseResource: { _, resource in released.withLock { $0 = resource } })
+        for value in 1...3 {
+            _ = try await pool.run { resource in resource.append(value) }
+        }
+        await pool.shutdown()
+        #expect(released.withLock { $0 } == [0, 1, 2, 3])
+    }
+
+    @Test("shutdown waits for the job running and those waiting, then refuses more")
+    func gracefulShutdown() async throws {
+        let pool = ThreadPool(name: "test-shutdown", threads: 1)
+        let gate = Gate()
+        let finished = Shared(0)
+        let running = Task {
+            try await pool.run {
+                gate.pass(); finished.withLock { $0 += 1 }
+            }
+        }
+        await gate.waitForEntry()
+        let waiting = Task { try await pool.run { finished.withLock { $0 += 1 } } }
+        while pool.waiting == 0 { await Task.yield() }
+        let shutdown = Task { await pool.shutdown() }
+        while pool.state != .stopping { await Task.yield() }
+        #expect(await refusal(of: pool) is ThreadPool<Void>.Stopped)
+        gate.open()
+        await shutdown.value
+        #expect(pool.state == .stopped)
+        #expect(finished.withLock { $0 } == 2)
+        try await running.value
+        try await waiting.value
+    }
+
+    @Test("a caller cancelled before its job starts gets CancellationError and the job never runs")
+    func cancellation() async throws {
+        let pool = ThreadPool(name: "test-cancel", threads: 1)
+        let gate = Gate()
+        let ran = Shared(false)
+        let blocker = Task { try await pool.run { gate.pass() } }
+        await gate.waitForEntry()
+        let cancelled = Task { try await pool.run { ran.withLock { $0 = true } } }
+        while pool.waiting == 0 { await Task.yield() }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(pool.waiting == 0)
+        // One that ignores cancellation still runs.
+        let kept = Task { try await pool.run(ignoringCancellation: true) { ran.withLock { $0 = true } } }
+        while pool.waiting == 0 { await Task.yield() }
+        kept.cancel()
+        gate.open()
+        try await blocker.value
+        try await kept.value
+        #expect(ran.withLock { $0 })
+        await pool.shutdown()
+    }
+
+    @Test("with a waiting limit, one job too many is refused at once")
+    func waitingLimit() async throws {
+        let pool = ThreadPool(name: "test-limit", threads: 1)
+        let gate = Gate()
+        let blocker = Task { try await pool.run { gate.pass() } }
+        await gate.waitForEntry()
+        let waiting = Task { try await pool.run(waitingLimit: 1) { 1 } }
+        while pool.waiting == 0 { await Task.yield() }
+        #expect(await refusal(of: pool, waitingLimit: 1) is ThreadPool<Void>.QueueFull)
+        gate.open()
+        try await blocker.value
+        #expect(try await waiting.value == 1)
+        await pool.shutdown()
+    }
+
+    @Test("work for every thread reaches each thread's own resource")
+    func eachThread() async throws {
+        let seen = Shared<Set<Int>>([])
+        let pool = ThreadPool<Int>(name: "test-each", threads: 3, makeResource: { $0 })
+        pool.runOnEachThread { index in _ = seen.withLock { $0.insert(index) } }
+        await pool.shutdown()
+        #expect(seen.withLock { $0 } == [0, 1, 2])
+    }
+
+    @Test("a tick runs while the threads wait, and a pool never started stops at once")
+    func tickAndIdleShutdown() async throws {
+        let ticks = Shared(0)
+        let reached = AsyncStream<Void>.makeStream()
+        let pool = ThreadPool(
+            name: "test-tick", threads: 1,
+            tick: (
+                interval: 0.01,
+                work: { _ in
+                    if ticks.withLock({
+                        $0 += 1; return $0
+                    }) == 3 {
+                        reached.continuation.yield()
+                    }
+                }
+            ))
+        pool.start()
+        for await _ in reached.stream { break }
+        await pool.shutdown()
+        #expect(ticks.withLock { $0 } >= 3)
+        let idle = ThreadPool(name: "test-idle", threads: 1)
+        await idle.shutdown()
+        #expect(idle.state == .stopped)
+    }
+
+    @Test("a nice level applies to the pool's threads only")
+    func niceLevel() async throws {
+        let pool = ThreadPool(name: "test-nice", threads: 1, niceLevel: 19)
+        let inside = try await pool.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+        #expect(inside == 19)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) != 19)
+        await pool.shutdown()
+    }
+}
