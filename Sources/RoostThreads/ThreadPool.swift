@@ -193,10 +193,25 @@ public final class ThreadPool<Resource>: @unchecked Sendable {
         }
     }
 
+    /// Names the calling thread for `ps`, `top` and debuggers (the kernel keeps 15 bytes).
+    static func nameCurrentThread(_ name: String) {
+        Thread.current.name = name
+        #if os(Linux)
+            // What pthread_setname_np does (Glibc's module does not export it): the kernel's name
+            // of the calling thread is its /proc comm file.
+            if let file = fopen("/proc/thread-self/comm", "w") {
+                fputs(String(decoding: name.utf8.prefix(15), as: UTF8.self), file)
+                fclose(file)
+            }
+        #endif
+    }
+
     /// One thread's life: its resource, then jobs until the pool stops and none waits.
     private func work(index: Int) {
-        // Named from inside: on Linux a name set before the start may not reach the kernel.
-        Thread.current.name = "\(name)-\(index)"
+        // Named from inside, with the kernel's own call: Foundation's setter on Linux names the
+        // kernel thread only once the parent has stored the new thread's handle, which under load
+        // came after the first job ran (the job saw the creating thread's name).
+        Self.nameCurrentThread("\(name)-\(index)")
         if niceLevel != 0 { lowerPriority(to: niceLevel) }
         condition.withLock { threadIDs.append(pthread_self()) }
         var resource = makeResource(index)
