@@ -1,5 +1,4 @@
 import Foundation
-import RoostThreads
 import Synchronization
 
 /// Writes one line per request, buffered and flushed from a background thread.
@@ -7,9 +6,8 @@ import Synchronization
 /// Lines carry the client address, request id, method, path, status, bytes and microseconds. Query values whose names suggest a
 /// secret are replaced by `REDACTED`; bodies and headers are never logged.
 public final class AccessLog: Sendable {
-    private let lines: PendingLines
-    /// One thread that flushes every 0.2 s; it ends with the log.
-    private let flusher: ThreadPool<Void>
+    private let buffer = Mutex<[UInt8]>([])
+    private let sink: @Sendable ([UInt8]) -> Void
     /// Parts of query names whose values are never logged, matched in the decoded lower-cased name.
     static let sensitiveNames = [
         "token", "pass", "pwd", "secret", "key", "auth", "code", "signature", "session", "sessid",
@@ -32,14 +30,15 @@ public final class AccessLog: Sendable {
     /// Logs to a custom sink, for tests.
     public init(format: Logger.Format = .text, sink: @escaping @Sendable ([UInt8]) -> Void) {
         self.format = format
-        let lines = PendingLines(sink: sink)
-        self.lines = lines
-        flusher = ThreadPool(name: "roost-access-log", threads: 1, tick: (0.2, { _ in lines.flush() }))
-        flusher.start()
-    }
-
-    deinit {
-        flusher.beginShutdown()
+        self.sink = sink
+        let thread = Thread { [weak self] in
+            while let log = self {
+                log.flush()
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+        thread.name = "roost-access-log"
+        thread.start()
     }
 
     /// Appends one request's line.
@@ -74,7 +73,11 @@ public final class AccessLog: Sendable {
                 method: method, target: loggedTarget, remoteAddress: remoteAddress, requestID: requestID,
                 status: status, bytes: bytes, microseconds: microseconds)
         }
-        lines.append(line)
+        let shouldFlush = buffer.withLock { pending in
+            pending.append(contentsOf: line.utf8)
+            return pending.count > 64 * 1024
+        }
+        if shouldFlush { flush() }
     }
 
     private static func jsonLine(
@@ -98,7 +101,12 @@ public final class AccessLog: Sendable {
 
     /// Writes out everything buffered.
     public func flush() {
-        lines.flush()
+        let pending = buffer.withLock { pending in
+            let taken = pending
+            pending.removeAll(keepingCapacity: true)
+            return taken
+        }
+        if !pending.isEmpty { sink(pending) }
     }
 
     /// The target with secret-looking query values replaced. Names are percent-decoded before
@@ -156,34 +164,5 @@ public final class AccessLog: Sendable {
         digits(Int(now.tv_nsec) / 1_000_000, 3)
         bytes.append(90)
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// The lines not yet written and where they go; shared by the log and its flushing thread,
-/// which must not keep the log itself alive.
-private final class PendingLines: Sendable {
-    private let buffer = Mutex<[UInt8]>([])
-    private let sink: @Sendable ([UInt8]) -> Void
-
-    init(sink: @escaping @Sendable ([UInt8]) -> Void) {
-        self.sink = sink
-    }
-
-    /// Appends a line; writes everything out once 64 KiB wait.
-    func append(_ line: String) {
-        let shouldFlush = buffer.withLock { pending in
-            pending.append(contentsOf: line.utf8)
-            return pending.count > 64 * 1024
-        }
-        if shouldFlush { flush() }
-    }
-
-    func flush() {
-        let pending = buffer.withLock { pending in
-            let taken = pending
-            pending.removeAll(keepingCapacity: true)
-            return taken
-        }
-        if !pending.isEmpty { sink(pending) }
     }
 }

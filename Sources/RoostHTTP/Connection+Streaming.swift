@@ -56,7 +56,6 @@ extension Connection {
 
     /// Ends the stream now, dropping its unsent output (see ``ResponseStream/cut()``).
     func cutStream(_ stream: ResponseStream) {
-        loop.preconditionInLoop()
         guard streaming === stream else { return }
         close()
     }
@@ -66,7 +65,6 @@ extension Connection {
 
     /// Closes once the output is sent; the stream learns it ended now.
     func endStream() {
-        loop.preconditionInLoop()
         streaming?.end()
         guard bev != nil, machine.streamEnded() else { return }
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
