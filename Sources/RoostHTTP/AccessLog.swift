@@ -1,4 +1,5 @@
 import Foundation
+import RoostThreads
 import Synchronization
 
 /// Writes one line per request, buffered and flushed from a background thread.
@@ -6,8 +7,9 @@ import Synchronization
 /// Lines carry the client address, request id, method, path, status, bytes and microseconds. Query values whose names suggest a
 /// secret are replaced by `REDACTED`; bodies and headers are never logged.
 public final class AccessLog: Sendable {
-    private let buffer = Mutex<[UInt8]>([])
-    private let sink: @Sendable ([UInt8]) -> Void
+    private let lines: PendingLines
+    /// One thread that flushes every 0.2 s; it ends with the log.
+    private let flusher: ThreadPool<Void>
     /// Parts of query names whose values are never logged, matched in the decoded lower-cased name.
     static let sensitiveNames = [
         "token", "pass", "pwd", "secret", "key", "auth", "code", "signature", "session", "sessid",
@@ -30,15 +32,14 @@ public final class AccessLog: Sendable {
     /// Logs to a custom sink, for tests.
     public init(format: Logger.Format = .text, sink: @escaping @Sendable ([UInt8]) -> Void) {
         self.format = format
-        self.sink = sink
-        let thread = Thread { [weak self] in
-            while let log = self {
-                log.flush()
-                Thread.sleep(forTimeInterval: 0.2)
-            }
-        }
-        thread.name = "roost-access-log"
-        thread.start()
+        let lines = PendingLines(sink: sink)
+        self.lines = lines
+        flusher = ThreadPool(name: "roost-access-log", threads: 1, tick: (0.2, { _ in lines.flush() }))
+        flusher.start()
+    }
+
+    deinit {
+        flusher.beginShutdown()
     }
 
     /// Appends one request's line.
@@ -73,11 +74,7 @@ public final class AccessLog: Sendable {
                 method: method, target: loggedTarget, remoteAddress: remoteAddress, requestID: requestID,
                 status: status, bytes: bytes, microseconds: microseconds)
         }
-        let shouldFlush = buffer.withLock { pending in
-            pending.append(contentsOf: line.utf8)
-            return pending.count > 64 * 1024
-        }
-        if shouldFlush { flush() }
+        lines.append(line)
     }
 
     private static func jsonLine(
@@ -101,12 +98,7 @@ public final class AccessLog: Sendable {
 
     /// Writes out everything buffered.
     public func flush() {
-        let pending = buffer.withLock { pending in
-            let taken = pending
-            pending.removeAll(keepingCapacity: true)
-            return taken
-        }
-        if !pending.isEmpty { sink(pending) }
+        lines.flush()
     }
 
     /// The target with secret-looking query values replaced. Names are percent-decoded before
@@ -164,5 +156,34 @@ public final class AccessLog: Sendable {
         digits(Int(now.tv_nsec) / 1_000_000, 3)
         bytes.append(90)
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The lines not yet written and where they go; shared by the log and its flushing thread,
+/// which must not keep the log itself alive.
+private final class PendingLines: Sendable {
+    private let buffer = Mutex<[UInt8]>([])
+    private let sink: @Sendable ([UInt8]) -> Void
+
+    init(sink: @escaping @Sendable ([UInt8]) -> Void) {
+        self.sink = sink
+    }
+
+    /// Appends a line; writes everything out once 64 KiB wait.
+    func append(_ line: String) {
+        let shouldFlush = buffer.withLock { pending in
+            pending.append(contentsOf: line.utf8)
+            return pending.count > 64 * 1024
+        }
+        if shouldFlush { flush() }
+    }
+
+    func flush() {
+        let pending = buffer.withLock { pending in
+            let taken = pending
+            pending.removeAll(keepingCapacity: true)
+            return taken
+        }
+        if !pending.isEmpty { sink(pending) }
     }
 }

@@ -14,6 +14,7 @@ extension Connection {
 
     /// Answers and closes without reading further: a body still on its way is never stored.
     func sendFinal(_ response: Response, request: Request) {
+        loop.preconditionInLoop()
         guard bev != nil, machine.refusing() else { return }
         bodySink?.discard()
         bodySink = nil

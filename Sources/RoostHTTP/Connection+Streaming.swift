@@ -56,6 +56,7 @@ extension Connection {
 
     /// Ends the stream now, dropping its unsent output (see ``ResponseStream/cut()``).
     func cutStream(_ stream: ResponseStream) {
+        loop.preconditionInLoop()
         guard streaming === stream else { return }
         close()
     }
@@ -65,6 +66,7 @@ extension Connection {
 
     /// Closes once the output is sent; the stream learns it ended now.
     func endStream() {
+        loop.preconditionInLoop()
         streaming?.end()
         guard bev != nil, machine.streamEnded() else { return }
         if let bev { bufferevent_disable(bev, roost_ev_read()) }

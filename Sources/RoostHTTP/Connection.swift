@@ -10,8 +10,9 @@ import Glibc
 /// reads nor starts a handler while more than ``HTTPServer/Configuration/maxUnsentBytes`` of its
 /// answers wait to be sent. A streamed body is admitted by the responder when its head arrives,
 /// holds one of the server's upload slots, and must keep up a minimum rate.
-// @unchecked Sendable: every property is used on the owning loop's thread only; handler tasks
-// come back through `loop.execute`.
+// @unchecked Sendable: every property is used on the owning loop's thread only (asserted in debug
+// builds by `loop.preconditionInLoop()` at each entry point); handler tasks come back through
+// `loop.execute`.
 final class Connection: @unchecked Sendable {
     // Strong: the loop drops the connection on close, which breaks the cycle.
     let loop: EventLoop
@@ -84,6 +85,7 @@ final class Connection: @unchecked Sendable {
 
     /// Closes connections that idle too long or send a request too slowly.
     func checkDeadline(now: UInt64) {
+        loop.preconditionInLoop()
         switch machine.deadline(now: now) {
         case .none:
             return
@@ -131,6 +133,7 @@ final class Connection: @unchecked Sendable {
     }
 
     func processBuffered() {
+        loop.preconditionInLoop()
         while bev != nil {
             switch machine.nextRequestEvent(now: DispatchTime.now().uptimeNanoseconds) {
             case .wait:
@@ -275,6 +278,7 @@ final class Connection: @unchecked Sendable {
     /// storage that keeps `shared` alive until they are written (many streams sending one event
     /// hold it once).
     func write(_ bytes: [UInt8], shared: (any AnyObject & Sendable)? = nil) {
+        loop.preconditionInLoop()
         guard let bev, let output = bufferevent_get_output(bev) else { return }
         bytes.withUnsafeBytes { buffer in
             var sent = 0

@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Connections belong to exactly one loop and are touched only on its thread; other threads reach
 /// the loop through ``execute(_:)``, which queues a job and wakes the loop.
-// @unchecked Sendable: the C handles and `connections` are only used on the loop's own thread;
-// the job queue that other threads use is a Mutex.
+// @unchecked Sendable: the C handles and `connections` are only used on the loop's own thread
+// (asserted in debug builds by ``preconditionInLoop()``); the job queue that other threads use
+// is a Mutex.
 final class EventLoop: @unchecked Sendable {
     let base: OpaquePointer
     let index: Int
@@ -87,6 +88,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Accepting failed (out of descriptors, most likely): pause it for a moment, warn once.
     private func acceptFailed(_ error: Int32) {
+        preconditionInLoop()
         guard let listener, !isDraining else { return }
         evconnlistener_disable(listener)
         var pause = timeval(tv_sec: 0, tv_usec: Int(HTTPServer.acceptPauseMilliseconds) * 1000)
@@ -95,6 +97,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func resumeAccepting() {
+        preconditionInLoop()
         guard let listener, !isDraining else { return }
         evconnlistener_enable(listener)
     }
@@ -171,6 +174,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func runJobs() {
+        preconditionInLoop()
         let batch = jobs.withLock { queue in
             let taken = queue
             queue.removeAll(keepingCapacity: true)
@@ -180,6 +184,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func accept(_ fd: Int32, address: UnsafeMutablePointer<sockaddr>?) {
+        preconditionInLoop()
         if isDraining {
             close(fd)
             return
@@ -211,6 +216,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func remove(_ connection: Connection) {
+        preconditionInLoop()
         let id = ObjectIdentifier(connection)
         if connections.removeValue(forKey: id) != nil {
             server.metrics.connectionClosed()
@@ -221,6 +227,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func tick() {
+        preconditionInLoop()
         let now = DispatchTime.now().uptimeNanoseconds
         for connection in Array(connections.values) { connection.checkDeadline(now: now) }
     }

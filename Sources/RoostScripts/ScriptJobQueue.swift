@@ -1,5 +1,6 @@
 import Foundation
 import RoostJSON
+import Synchronization
 
 /// An invocation waiting for, or running on, a worker.
 struct ScriptJob: Sendable {
@@ -16,38 +17,56 @@ struct ScriptModules: Sendable {
     var generation = 0
 }
 
-/// What the pool's threads take work from: jobs, and requests to load new modules ahead of need.
-/// Jobs are taken in turn per owner (a user, or an address; see ``ScriptInvocation/owner``), each
-/// owner's in arrival order, so one owner's burst waits behind itself, not in front of everyone
-/// else; while only one owner has jobs, it has every worker. Blocking, for the pool's threads only.
-final class ScriptJobQueue: @unchecked Sendable {
-    enum Work {
-        case job(ScriptJob)
-        case warm
+/// The invocations waiting for a worker, in the order the pool's threads take them: in turn per
+/// owner (a user, or an address; see ``ScriptInvocation/owner``), each owner's in arrival order,
+/// so one owner's burst waits behind itself, not in front of everyone else; while only one owner
+/// has jobs, it has every worker. It never blocks: each job queued is matched by one job of the
+/// runtime's thread pool, which takes whichever job is next here.
+final class ScriptJobQueue: Sendable {
+    private struct Schedule {
+        /// Each owner's waiting jobs, in arrival order.
+        var queues: [String: [ScriptJob]] = [:]
+        /// Each owner's committed jobs past its limit (see ``ScriptInvocation/committed``), in
+        /// arrival order: one joins the owner's queue each time the owner's turn takes a job.
+        var parked: [String: [ScriptJob]] = [:]
+        /// Owners with waiting jobs, in the order they take turns; `turn` is whose is next.
+        var rotation: [String] = []
+        var turn = 0
+        var count = 0
+        var current = ScriptModules()
+        var stopped = false
+
+        /// The next owner's first job.
+        mutating func take() -> ScriptJob? {
+            guard !rotation.isEmpty else { return nil }
+            if turn >= rotation.count { turn = 0 }
+            let owner = rotation[turn]
+            // Taken out of the table while it changes, so the array is not copied.
+            var mine = queues.removeValue(forKey: owner) ?? []
+            let job = mine.removeFirst()
+            count -= 1
+            if var waiting = parked.removeValue(forKey: owner) {
+                // The owner's first parked job takes the place just freed, behind the owner's others.
+                mine.append(waiting.removeFirst())
+                count += 1
+                if !waiting.isEmpty { parked[owner] = waiting }
+            }
+            if mine.isEmpty {
+                rotation.remove(at: turn)
+            } else {
+                queues[owner] = mine
+                turn += 1
+            }
+            return job
+        }
     }
 
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    /// Each owner's waiting jobs, in arrival order.
-    private var queues: [String: [ScriptJob]] = [:]
-    /// Each owner's committed jobs past its limit (see ``ScriptInvocation/committed``), in
-    /// arrival order: one joins the owner's queue each time the owner's turn takes a job.
-    private var parked: [String: [ScriptJob]] = [:]
-    /// Owners with waiting jobs, in the order they take turns; `turn` is whose is next.
-    private var rotation: [String] = []
-    private var turn = 0
-    private var count = 0
-    private var warmSlots: Set<Int> = []
-    private var current = ScriptModules()
-    private var stopped = false
-    private let slots: Int
+    private let schedule = Mutex(Schedule())
 
-    init(slots: Int) { self.slots = slots }
-
-    var modules: ScriptModules { condition.withLock { current } }
-    var isStopped: Bool { condition.withLock { stopped } }
+    var modules: ScriptModules { schedule.withLock { $0.current } }
+    var isStopped: Bool { schedule.withLock { $0.stopped } }
     /// Jobs waiting for a worker.
-    var waiting: Int { condition.withLock { count } }
+    var waiting: Int { schedule.withLock { $0.count } }
 
     enum Admission {
         case queued
@@ -61,82 +80,49 @@ final class ScriptJobQueue: @unchecked Sendable {
     /// stopping). A committed job is never refused for either: past its owner's limit it waits
     /// behind the owner's queue, so it still counts once against the shared one.
     func enqueue(_ job: ScriptJob, limit: Int, ownerLimit: Int) -> Admission {
-        condition.withLock {
+        schedule.withLock { schedule in
             let owner = job.invocation.owner
-            let mine = queues[owner]?.count ?? 0
-            if stopped { return .busy }
+            let mine = schedule.queues[owner]?.count ?? 0
+            if schedule.stopped { return .busy }
             if job.invocation.committed {
                 if mine >= ownerLimit {
-                    parked[owner, default: []].append(job)
+                    schedule.parked[owner, default: []].append(job)
                     return .queued
                 }
             } else {
                 guard mine < ownerLimit else { return .ownerFull }
-                guard count < limit else { return .busy }
+                guard schedule.count < limit else { return .busy }
             }
-            if mine == 0 { rotation.append(owner) }
-            queues[owner, default: []].append(job)
-            count += 1
-            condition.signal()
+            if mine == 0 { schedule.rotation.append(owner) }
+            schedule.queues[owner, default: []].append(job)
+            schedule.count += 1
             return .queued
         }
     }
 
-    /// The next owner's first job; guarded by `condition`.
-    private func takeJob() -> ScriptJob? {
-        guard !rotation.isEmpty else { return nil }
-        if turn >= rotation.count { turn = 0 }
-        let owner = rotation[turn]
-        // Taken out of the table while it changes, so the array is not copied.
-        var mine = queues.removeValue(forKey: owner) ?? []
-        let job = mine.removeFirst()
-        count -= 1
-        if var waiting = parked.removeValue(forKey: owner) {
-            // The owner's first parked job takes the place just freed, behind the owner's others.
-            mine.append(waiting.removeFirst())
-            count += 1
-            if !waiting.isEmpty { parked[owner] = waiting }
-        }
-        if mine.isEmpty {
-            rotation.remove(at: turn)
-        } else {
-            queues[owner] = mine
-            turn += 1
-        }
-        return job
+    /// The job whose turn it is; nil when none waits (the pool stopped meanwhile).
+    func take() -> ScriptJob? {
+        schedule.withLock { $0.take() }
     }
 
-    /// Puts new modules in force and asks every slot to load them while idle.
+    /// Puts new modules in force.
     func replaceModules(_ modules: [String: String]) {
-        condition.withLock {
-            current = ScriptModules(modules: modules, generation: current.generation + 1)
-            warmSlots = Set(0..<slots)
-            condition.broadcast()
+        schedule.withLock { schedule in
+            schedule.current = ScriptModules(modules: modules, generation: schedule.current.generation + 1)
         }
     }
 
-    /// The next work for `slot`, waiting for some; nil once the pool stops.
-    func next(slot: Int) -> Work? {
-        condition.withLock {
-            while true {
-                if stopped { return nil }
-                if let job = takeJob() { return .job(job) }
-                if warmSlots.remove(slot) != nil { return .warm }
-                condition.wait()
-            }
-        }
-    }
-
-    /// Stops the pool: returns the jobs that never started.
+    /// Stops taking jobs: returns those that never started.
     func stop() -> [ScriptJob] {
-        condition.withLock {
-            stopped = true
-            let pending = rotation.flatMap { queues[$0] ?? [] } + parked.values.flatMap { $0 }
-            queues = [:]
-            parked = [:]
-            rotation = []
-            count = 0
-            condition.broadcast()
+        schedule.withLock { schedule in
+            schedule.stopped = true
+            let pending =
+                schedule.rotation.flatMap { schedule.queues[$0] ?? [] }
+                + schedule.parked.values.flatMap { $0 }
+            schedule.queues = [:]
+            schedule.parked = [:]
+            schedule.rotation = []
+            schedule.count = 0
             return pending
         }
     }

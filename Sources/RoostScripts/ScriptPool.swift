@@ -3,6 +3,7 @@ import Foundation
 import RoostCore
 import RoostJSON
 import RoostScriptProtocol
+import RoostThreads
 import Synchronization
 
 /// Runs scripts in a pool of worker processes (`roost script-worker`), never on an event loop:
@@ -51,11 +52,12 @@ public final class ScriptRuntime: Sendable {
     public let configuration: Configuration
     /// Runs, failures and durations per handler or extension, for `/metrics`.
     public let metrics = ScriptMetrics()
-    let queue: ScriptJobQueue
+    let queue = ScriptJobQueue()
     let log: @Sendable (String) -> Void
-    private let started = Mutex(false)
-    /// Entered by each pool thread while it runs.
-    private let running = DispatchGroup()
+    /// One thread per worker process, each owning its process; started on first use.
+    private let threads: ThreadPool<ScriptThread>
+    /// Where modules are compiled before they are put in force (a worker of its own each time).
+    private let loader = ThreadPool(name: "roost-script-load", threads: 1)
     /// Each pool thread's worker process now, by slot.
     private let workers = Mutex<[Int: Int32]>([:])
 
@@ -74,7 +76,10 @@ public final class ScriptRuntime: Sendable {
     public init(configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
         self.log = log
-        queue = ScriptJobQueue(slots: configuration.workers)
+        // A worker still running when its thread ends is killed (the runtime is shutting down).
+        threads = ThreadPool(
+            name: "roost-script", threads: configuration.workers, makeResource: { ScriptThread(slot: $0) },
+            releaseResource: { _, thread in thread.worker?.terminate() })
     }
 
     /// Compiles every module in a fresh worker; a syntax error throws ``ScriptLoadError`` naming
@@ -83,7 +88,7 @@ public final class ScriptRuntime: Sendable {
     public func load(_ modules: [String: String]) async throws {
         if modules == queue.modules.modules { return }
         let configuration = configuration
-        let answer: JSONObject = try await onOwnThread {
+        let answer: JSONObject = try await loader.run(ignoringCancellation: true) {
             let worker = try ScriptWorkerProcess.spawn(
                 executable: configuration.workerExecutable, arguments: configuration.spawnArguments)
             defer { worker.terminate() }
@@ -98,14 +103,16 @@ public final class ScriptRuntime: Sendable {
                 message: answer["message"]?.stringValue ?? "the script does not compile")
         }
         queue.replaceModules(modules)
-        startThreadsIfNeeded()
+        // Idle workers load the new modules at once (busy ones after their job).
+        threads.runOnEachThread { [self] thread in
+            ScriptSlot(runtime: self, thread: thread).warm(&thread.worker)
+        }
     }
 
     /// Runs one invocation on a free worker, carrying out its `ff` calls through `calls`.
     public func invoke(_ invocation: ScriptInvocation, calls: any ScriptCallHandling) async throws
         -> ScriptOutcome
     {
-        startThreadsIfNeeded()
         let started = ContinuousClock.now
         do {
             let outcome = try await withCheckedThrowingContinuation { continuation in
@@ -115,7 +122,12 @@ public final class ScriptRuntime: Sendable {
                 switch queue.enqueue(
                     job, limit: configuration.queueLimit, ownerLimit: configuration.ownerQueueLimit)
                 {
-                case .queued: break
+                case .queued:
+                    // One pool job per queued job: it runs whichever job's turn it is then.
+                    threads.execute { [self] thread in
+                        guard let next = queue.take() else { return }
+                        ScriptSlot(runtime: self, thread: thread).perform(next, on: &thread.worker)
+                    }
                 case .busy: continuation.resume(throwing: RoostError.scriptsBusy)
                 case .ownerFull:
                     continuation.resume(
@@ -136,23 +148,9 @@ public final class ScriptRuntime: Sendable {
     public func shutdown() async {
         let pending = queue.stop()
         for job in pending { job.continuation.resume(throwing: RoostError.scriptsBusy) }
-        await onOwnThread { [running] in running.wait() }
-    }
-
-    private func startThreadsIfNeeded() {
-        started.withLock { started in
-            guard !started, !queue.isStopped else { return }
-            started = true
-            for slot in 0..<configuration.workers {
-                running.enter()
-                let thread = Thread { [self] in
-                    ScriptSlot(runtime: self, slot: slot).run()
-                    running.leave()
-                }
-                thread.name = "roost-script-\(slot)"
-                thread.start()
-            }
-        }
+        await threads.shutdown()
+        await loader.shutdown()
+        workers.withLock { $0 = [:] }
     }
 }
 
@@ -175,21 +173,5 @@ public struct ScriptLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     public var description: String {
         "\(module).js\(line.map { ", line \($0)" } ?? ""): \(message)"
-    }
-}
-
-/// Runs blocking work on a thread of its own, never on Swift's cooperative pool.
-func onOwnThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-    }
-}
-
-func onOwnThread(_ work: @escaping @Sendable () -> Void) async {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            work()
-            continuation.resume()
-        }
     }
 }

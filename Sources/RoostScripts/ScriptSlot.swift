@@ -4,30 +4,41 @@ import RoostCore
 import RoostJSON
 import RoostScriptProtocol
 
-/// One thread of the pool and the worker process it owns: takes a job, makes sure its worker runs
-/// the modules in force, and carries the conversation (the script's `ff` calls, its logs) until the
-/// script finishes, fails or runs out of time, in which case the worker is killed.
+/// What one thread of the runtime's pool owns: the worker process it talks to (started on
+/// first use) and the executor its scripts' `ff` calls run on.
+struct ScriptThread {
+    let slot: Int
+    let executor = ScriptSlotExecutor()
+    var worker: ScriptWorkerProcess?
+}
+
+/// One thread of the pool at work: takes a job, makes sure its worker runs the modules in force,
+/// and carries the conversation (the script's `ff` calls, its logs) until the script finishes,
+/// fails or runs out of time, in which case the worker is killed.
 struct ScriptSlot {
     let runtime: ScriptRuntime
     let slot: Int
     /// Where the script's `ff` calls run: on this slot's own thread.
-    let executor = ScriptSlotExecutor()
+    let executor: ScriptSlotExecutor
 
-    func run() {
-        var worker: ScriptWorkerProcess?
-        while let work = runtime.queue.next(slot: slot) {
-            switch work {
-            case .warm:
-                _ = try? ready(&worker, deadline: ScriptChannel.monotonicNanoseconds() + 30_000_000_000)
-            case .job(let job):
-                job.continuation.resume(with: Result { try run(job, on: &worker) })
-            }
-        }
-        discard(&worker)
+    init(runtime: ScriptRuntime, thread: ScriptThread) {
+        self.runtime = runtime
+        slot = thread.slot
+        executor = thread.executor
+    }
+
+    /// Runs `job` on the thread's worker and answers its caller.
+    func perform(_ job: ScriptJob, on worker: inout ScriptWorkerProcess?) {
+        job.continuation.resume(with: Result { try run(job, on: &worker) })
+    }
+
+    /// Loads the modules in force into the worker ahead of need.
+    func warm(_ worker: inout ScriptWorkerProcess?) {
+        _ = try? ready(&worker, deadline: ScriptChannel.monotonicNanoseconds() + 30_000_000_000)
     }
 
     /// Kills the worker; the next job starts another.
-    private func discard(_ worker: inout ScriptWorkerProcess?) {
+    func discard(_ worker: inout ScriptWorkerProcess?) {
         guard let process = worker else { return }
         process.terminate()
         worker = nil

@@ -117,6 +117,13 @@ public final class ThreadPool<Resource>: @unchecked Sendable {
         }
     }
 
+    /// Queues `work` without waiting for it: for an owner with its own queue, whose jobs each
+    /// such call takes one of. False when the pool is stopping.
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable (inout Resource) -> Void) -> Bool {
+        submit(Job(id: 0, run: work, cancel: { _ in }), waitingLimit: nil) == nil
+    }
+
     /// Queues `work` for every thread, each with its own resource, run when it has no other job
     /// (loading new code into each thread's worker, say). Nothing when the pool is stopping.
     public func runOnEachThread(_ work: @escaping @Sendable (inout Resource) -> Void) {
