@@ -21,7 +21,27 @@ public struct DerivedRows: Sendable {
     /// The collection whose objects define groups.
     public static let groupCollection = "FFUserGroup"
 
-    public init(of object: StoredObject) {
+    /// Each derived row is an INSERT inside the write, in the single writer: a bounded number,
+    /// so that one body of a few hundred KiB cannot hold the writer for tens of thousands.
+    public enum Limit: Sendable, Equatable {
+        /// Members whose value is a reference (`{"ffUrl": …}`), nested ones included.
+        case references
+        /// Users a group lists.
+        case groupMembers
+        /// Members whose value is a blob.
+        case blobMembers
+
+        public var maximum: Int {
+            switch self {
+            case .references: 1000
+            case .groupMembers: 10_000
+            case .blobMembers: 1000
+            }
+        }
+    }
+
+    /// Throws ``StoreError/Kind/tooManyDerivedRows(_:)`` when a ``Limit`` is passed.
+    public init(of object: StoredObject) throws(StoreError) {
         let isGroup = object.collection == Self.groupCollection
         let mayHoldBlobs = Self.mayHoldBlobs(object.document)
         let mayHoldReferences = ObjectReference.mayBeIn(object.document)
@@ -31,9 +51,20 @@ public struct DerivedRows: Sendable {
         guard isGroup || mayHoldBlobs || mayHoldReferences,
             case .object(let document)? = try? JSONParser.parse(object.document)
         else { return }
-        if isGroup { groupMembers = Self.users(document["users"]) }
-        if mayHoldBlobs { blobReferences = Self.blobs(document) }
-        if mayHoldReferences { references = ObjectReference.all(in: document) }
+        if isGroup {
+            let users = Self.users(document["users"])
+            guard users.count <= Limit.groupMembers.maximum else { throw .tooManyRows(.groupMembers) }
+            groupMembers = users
+        }
+        if mayHoldBlobs {
+            blobReferences = Self.blobs(document)
+            guard blobReferences.count <= Limit.blobMembers.maximum else { throw .tooManyRows(.blobMembers) }
+        }
+        if mayHoldReferences {
+            // Collecting stops one past the limit: a document far over it costs no more.
+            references = ObjectReference.all(in: document, atMost: Limit.references.maximum + 1)
+            guard references.count <= Limit.references.maximum else { throw .tooManyRows(.references) }
+        }
     }
 
     private static let userURLPrefix = Array("/ff/resources/ffuser/".utf8)

@@ -25,20 +25,22 @@ public struct ObjectReference: Sendable, Equatable {
     }
 
     /// The references of a document, at most one per path (the first), as deep as a query path
-    /// reaches.
-    public static func all(in document: JSONObject) -> [ObjectReference] {
+    /// reaches; the first `limit` of them.
+    public static func all(in document: JSONObject, atMost limit: Int = .max) -> [ObjectReference] {
         var found: [ObjectReference] = []
         var seen: Set<String> = []
-        collect(document, prefix: [], into: &found, seen: &seen)
+        collect(document, prefix: [], into: &found, seen: &seen, limit: limit)
         return found
     }
 
     private static func collect(
-        _ object: JSONObject, prefix: [String], into found: inout [ObjectReference], seen: inout Set<String>
+        _ object: JSONObject, prefix: [String], into found: inout [ObjectReference], seen: inout Set<String>,
+        limit: Int
     ) {
         // A query path has at most 16 fields, so a reference it follows is at most 15 deep.
         guard prefix.count < 15 else { return }
         for member in object.members where FieldPath.isIdentifier(member.key) {
+            guard found.count < limit else { return }
             guard case .object(let value) = member.value else { continue }
             let path = prefix + [member.key]
             let dotted = path.joined(separator: ".")
@@ -47,7 +49,7 @@ public struct ObjectReference: Sendable, Equatable {
             {
                 found.append(ObjectReference(path: dotted, collection: target.collection, guid: target.guid))
             }
-            collect(value, prefix: path, into: &found, seen: &seen)
+            collect(value, prefix: path, into: &found, seen: &seen, limit: limit)
         }
     }
 

@@ -107,6 +107,9 @@ public struct StoreError: Error, Sendable, Equatable {
         case closed
         /// The database server cannot be reached now (the store reconnects meanwhile).
         case unavailable
+        /// The object would keep more rows beside it than one write may insert (see
+        /// ``DerivedRows/Limit``); refused before the write.
+        case tooManyDerivedRows(DerivedRows.Limit)
     }
 
     public let kind: Kind
@@ -122,6 +125,10 @@ public struct StoreError: Error, Sendable, Equatable {
     /// The database server cannot be reached now.
     public static let unavailable = StoreError(kind: .unavailable)
     public static let versionChanged = StoreError(kind: .versionChanged)
+    /// An object would keep more rows beside it than a write may insert.
+    public static func tooManyRows(_ limit: DerivedRows.Limit) -> StoreError {
+        StoreError(kind: .tooManyDerivedRows(limit))
+    }
     /// A file operation failed.
     public static func io(_ detail: String) -> StoreError { StoreError(kind: .io(detail)) }
 

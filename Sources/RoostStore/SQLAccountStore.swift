@@ -30,7 +30,7 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
     }
 
     public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
-        let derived = DerivedRows(of: user)
+        let derived = try DerivedRows(of: user)
         try await database.write { connection in
             let taken = try connection.first(
                 """
@@ -178,7 +178,7 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         _ groups: [StoredObject], replacingWhen isSquatted: @escaping @Sendable (GroupClaim) -> Bool
     ) async throws -> [String] {
         guard !groups.isEmpty else { return [] }
-        let derived = groups.map(DerivedRows.init(of:))
+        let derived = try groups.map { group throws(StoreError) in try DerivedRows(of: group) }
         return try await database.write { connection in
             // Instances starting together ensure the groups one after the other.
             try connection.lock(.groups, "declared")

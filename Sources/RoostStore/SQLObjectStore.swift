@@ -28,7 +28,7 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
     }
 
     public func insert(_ object: StoredObject, marking mark: IdempotencyMark?) async throws {
-        let derived = DerivedRows(of: object)
+        let derived = try DerivedRows(of: object)
         try await database.write { connection in
             try Self.insert(object, derived: derived, on: connection)
             try Self.markRun(mark, on: connection)
@@ -98,7 +98,7 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
     public func update(_ next: StoredObject, expectedVersion: Int64, marking mark: IdempotencyMark?)
         async throws
     {
-        let derived = DerivedRows(of: next)
+        let derived = try DerivedRows(of: next)
         try await database.write { connection in
             let changed = try connection.run(
                 """

@@ -32,8 +32,8 @@ struct DerivedRowsTests {
                 $0.text(0) ?? ""
             }
         }
-        #expect(Set(DerivedRows(of: group).groupMembers ?? ["not a group"]) == Set(bySQL))
-        #expect(DerivedRows(of: object("Post", "g", document: document)).groupMembers == nil)
+        #expect(Set(try DerivedRows(of: group).groupMembers ?? ["not a group"]) == Set(bySQL))
+        #expect(try DerivedRows(of: object("Post", "g", document: document)).groupMembers == nil)
     }
 
     static let documents = [
@@ -54,8 +54,41 @@ struct DerivedRowsTests {
                 """
             ) { "\($0.text(0) ?? "")=\($0.text(1) ?? "")" }
         }
-        let derived = DerivedRows(of: object("Post", "a", document: document)).blobReferences
+        let derived = try DerivedRows(of: object("Post", "a", document: document)).blobReferences
         #expect(derived.map { "\($0.member)=\($0.sha256)" }.sorted() == bySQL)
+    }
+
+    @Test("each kind of derived row has a limit, refused before the writer sees the object")
+    func limits() async throws {
+        func members(_ count: Int, _ member: (Int) -> String) -> String {
+            "{" + (0..<count).map(member).joined(separator: ",") + "}"
+        }
+        let blobs = { (count: Int) in members(count) { #""b\#($0)":{"blob":{"sha256":"s\#($0)"}}"# } }
+        let references = { (count: Int) in
+            members(count) { #""r\#($0)":{"ffUrl":"/ff/resources/C/g\#($0)"}"# }
+        }
+        let users = { (count: Int) in
+            #"{"users":["# + (0..<count).map { #""u\#($0)""# }.joined(separator: ",") + "]}"
+        }
+        let cases: [(collection: String, document: (Int) -> String, limit: DerivedRows.Limit)] = [
+            ("Post", blobs, .blobMembers), ("Post", references, .references),
+            ("FFUserGroup", users, .groupMembers),
+        ]
+        for (collection, document, limit) in cases {
+            let atLimit = try DerivedRows(of: object(collection, "a", document: document(limit.maximum)))
+            #expect(
+                [atLimit.blobReferences.count, atLimit.references.count, atLimit.groupMembers?.count ?? 0]
+                    .max()
+                    == limit.maximum)
+            #expect(throws: StoreError.tooManyRows(limit)) {
+                try DerivedRows(of: object(collection, "a", document: document(limit.maximum + 1)))
+            }
+        }
+        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        await #expect(throws: StoreError.tooManyRows(.blobMembers)) {
+            try await store.insert(object("Post", "a", document: blobs(1001)), marking: nil)
+        }
+        #expect(try await store.object(in: "Post", guid: "a") == nil)
     }
 
     @Test("writes keep group_members and blob_refs in step, and a delete clears them")

@@ -39,7 +39,29 @@ extension RoostError {
         case .busy: return readersBusy
         case .closed: return shuttingDown
         case .unavailable: return databaseUnavailable
+        case .tooManyDerivedRows(let limit): return tooMany(limit)
         case .notFound, .duplicate, .io, .versionChanged: return nil
+        }
+    }
+
+    private static func tooMany(_ limit: DerivedRows.Limit) -> RoostError {
+        switch limit {
+        case .references:
+            RoostError(
+                status: 400, code: "too_many_references",
+                message:
+                    "A document holds at most \(limit.maximum) references (members whose value is {\"ffUrl\": …}); split them across objects."
+            )
+        case .groupMembers:
+            RoostError(
+                status: 400, code: "too_many_group_members",
+                message: "A group lists at most \(limit.maximum) users; split them across groups.")
+        case .blobMembers:
+            RoostError(
+                status: 400, code: "too_many_blob_members",
+                message:
+                    "An object holds at most \(limit.maximum) blobs; keep further blobs in objects of their own."
+            )
         }
     }
 
