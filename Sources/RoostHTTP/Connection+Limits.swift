@@ -83,6 +83,7 @@ extension Connection {
             method: HTTPMethod(rawValue: head.method), target: head.target,
             headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
             remoteAddress: remoteAddress)
+        request.routeMatch = head.route
         if loop.server.configuration.tls != nil { request.scheme = "https" }
         request.heldBytes = loop.server.heldBytes
         request.believeForwardingHeaders(from: loop.server.configuration.trustedProxies)

@@ -42,7 +42,9 @@ public struct Request: Sendable {
     /// application assigns one.
     public var requestID = ""
     /// Path parameters filled in by the router.
-    public var parameters: [String: String] = [:]
+    public var parameters: RouteParameters = [:]
+    /// The route the router chose, found when the head arrived (see ``Router/route(_:)``).
+    public var routeMatch: RouteMatch?
     /// The route pattern that matched, for metrics.
     public var route: String?
     /// The server's budget of held bytes, against which a handler reserves what it builds from

@@ -6,6 +6,8 @@ public struct RequestHead: Sendable, Equatable {
     public var headers: [HTTPHeaderField]
     /// Whether the connection may carry another request after this one.
     public var keepAlive: Bool
+    /// The route, when it was found from the head (see ``RequestLimits/streamedBodyLimit``).
+    public var route: RouteMatch? = nil
 }
 
 /// One header field, as received.
@@ -23,8 +25,9 @@ public struct RequestLimits: Sendable {
     /// Body bytes after de-chunking: 413 beyond.
     public var maxBodyBytes: Int
     /// For requests it returns a limit for, the body is streamed (``RequestParser/Event/bodyPart(_:)``)
-    /// instead of buffered, and capped at that limit instead of ``maxBodyBytes``.
-    public var streamedBodyLimit: (@Sendable (RequestHead) -> Int?)?
+    /// instead of buffered, and capped at that limit instead of ``maxBodyBytes``. It routes the
+    /// head to decide, and keeps the route it found in ``RequestHead/route``.
+    public var streamedBodyLimit: (@Sendable (inout RequestHead) -> Int?)?
     /// A buffered body larger than this (or chunked, whose size is not known) is announced with
     /// ``RequestParser/Event/bodyStart(_:)`` before a byte of it is taken, so the server can
     /// refuse the request from its head; nil announces none.
@@ -154,7 +157,7 @@ public struct RequestParser: Sendable {
                         431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes."
                     )
                 }
-                let head: RequestHead
+                var head: RequestHead
                 let framing: Framing
                 let expectsContinue: Bool
                 switch parseHead(buffer[position..<end]) {
@@ -166,7 +169,7 @@ public struct RequestParser: Sendable {
                 body = []
                 bodyCount = 0
                 // Only a request with a body can stream one; GETs skip the question.
-                let streamLimit = framing == .none ? nil : limits.streamedBodyLimit?(head)
+                let streamLimit = framing == .none ? nil : limits.streamedBodyLimit?(&head)
                 streaming = streamLimit != nil
                 bodyLimit = streamLimit ?? limits.maxBodyBytes
                 switch framing {

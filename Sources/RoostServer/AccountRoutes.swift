@@ -25,11 +25,12 @@ struct AccountRoutes: Sendable {
                 JSONWriter.bytes(
                     .object(
                         Self.describe(
-                            try await accounts.token(id: request.parameters["id"]!, for: principal),
+                            try await accounts.token(
+                                id: try request.parameters.require("id"), for: principal),
                             current: principal))))
         }
         router.onLoggedIn(.delete, "/ff/tokens/:id") { request, principal in
-            try await accounts.revokeToken(id: request.parameters["id"]!, for: principal)
+            try await accounts.revokeToken(id: try request.parameters.require("id"), for: principal)
             return Response(status: 204)
         }
         router.onLoggedIn(.post, "/ff/password") { try await changePassword($0, $1) }

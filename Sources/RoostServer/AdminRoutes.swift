@@ -20,7 +20,7 @@ struct AdminRoutes: Sendable {
                 200, JSONWriter.bytes(.object(JSONObject(uniqueMembers: [("items", .array(items))]))))
         }
         router.onLoggedIn(.delete, "/ff/admin/sessions/:id") { request, principal in
-            try await accounts.revokeSession(id: request.parameters["id"]!, by: principal)
+            try await accounts.revokeSession(id: try request.parameters.require("id"), by: principal)
             return Response(status: 204)
         }
     }

@@ -118,10 +118,13 @@ public final class Application: Sendable {
         limits.announcedBodiesOver = Self.bodiesCheckedAtTheirHeadOver
         let maxBlobBytes = configuration.maxBlobBytes
         let routes = router.router
+        assert(routes.conflicts.isEmpty, "routes that can never be chosen: \(routes.conflicts)")
         let appPrefix = configuration.appPrefix
         limits.streamedBodyLimit = { [definitions] head in
+            // Routed as the router will see it, so that the request is routed once.
             let prefix = appPrefix ?? definitions.definition.hosting.appPrefix
-            return routes.streamsBody(FatFractalDialect.removingAppPrefix(head, prefix)) ? maxBlobBytes : nil
+            head.route = routes.route(FatFractalDialect.removingAppPrefix(head, prefix))
+            return head.route?.route.streamsBody == true ? maxBlobBytes : nil
         }
         var httpConfiguration = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,

@@ -208,17 +208,15 @@ final class BlobUploadSink: RequestBodySink, @unchecked Sendable {
     }
 }
 
-/// The collection, guid and member a blob route names. The router matches only paths that have all
-/// three, so a missing one is a routing mistake: answered as 404, never a trap.
+/// The collection, guid and member a blob route names.
 private struct BlobAddress {
     let collection: String
     let guid: String
     let member: String
 
     init(_ request: Request) throws {
-        guard let collection = request.parameters["collection"], let guid = request.parameters["guid"],
-            let member = request.parameters["member"]
-        else { throw RoutingError.notFound(path: String(request.path)) }
-        (self.collection, self.guid, self.member) = (collection, guid, member)
+        collection = try request.parameters.require("collection")
+        guid = try request.parameters.require("guid")
+        member = try request.parameters.require("member")
     }
 }

@@ -59,6 +59,11 @@ struct ErrorBoundary: Sendable {
             return RoostError(
                 status: 404, code: "not_found",
                 message: "There is no endpoint at this path; check the URL against the README.")
+        case RoutingError.missingParameter(let name):
+            return RoostError(
+                status: 400, code: "invalid_parameter",
+                message: "This endpoint needs the path parameter '\(name)'; check the URL against the README."
+            )
         case RoutingError.methodNotAllowed(let allowed):
             return RoostError(
                 status: 405, code: "method_not_allowed",

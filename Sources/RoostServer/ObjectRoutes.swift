@@ -18,7 +18,7 @@ struct ObjectRoutes: Sendable {
         router.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1) }
         // A query holding '/' (in a string) spans several path segments.
         router.on(.get, "/ff/resources/:collection/*query") { request, principal in
-            try await find(request, principal, query: request.parameters["query"]!)
+            try await find(request, principal, query: try request.parameters.require("query"))
         }
         router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1, $2) }
         router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1, $2) }
@@ -55,7 +55,7 @@ struct ObjectRoutes: Sendable {
     /// rule that does not look at the body (`loggedIn`, `none`, a group).
     private func admitCreate(_ request: Request, _ principal: Principal?) async throws {
         try Self.refuseUserCreateOrDelete(request)
-        guard let collection = request.parameters["collection"] else { return }
+        let collection = try request.parameters.require("collection")
         try service.checkCreateBeforeBody(in: collection, caller: principal)
     }
 
@@ -64,7 +64,8 @@ struct ObjectRoutes: Sendable {
     {
         try Self.refuseUserCreateOrDelete(request)
         let object = try await service.serving(Self.origin(of: request)).create(
-            in: request.parameters["collection"]!, body: try Self.bodyObject(request), caller: principal,
+            in: try request.parameters.require("collection"), body: try Self.bodyObject(request),
+            caller: principal,
             idempotency: key)
         var response = Self.objectResponse(object, status: 201)
         response.headers.set("Location", "/ff/resources/\(object.collection)/\(object.guid)")
@@ -72,11 +73,12 @@ struct ObjectRoutes: Sendable {
     }
 
     private func read(_ request: Request, _ principal: Principal?) async throws -> Response {
-        if request.parameters["guid"]!.hasPrefix("(") {
-            return try await find(request, principal, query: request.parameters["guid"]!)
+        if try request.parameters.require("guid").hasPrefix("(") {
+            return try await find(request, principal, query: try request.parameters.require("guid"))
         }
         let object = try await service.object(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!, caller: principal)
+            in: try request.parameters.require("collection"), guid: try request.parameters.require("guid"),
+            caller: principal)
         let depth = try Self.integerParameter(request, "depthRef", default: 0)
         if depth != 0 {
             // Inlined objects change on their own, so the tag is of the whole answer, not the version.
@@ -98,7 +100,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         let object = try await service.serving(Self.origin(of: request)).replace(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            in: try request.parameters.require("collection"), guid: try request.parameters.require("guid"),
             body: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Self.objectResponse(object, status: 200)
@@ -108,7 +110,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         let object = try await service.serving(Self.origin(of: request)).patch(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            in: try request.parameters.require("collection"), guid: try request.parameters.require("guid"),
             patch: try Self.bodyObject(request),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Self.objectResponse(object, status: 200)
@@ -119,7 +121,7 @@ struct ObjectRoutes: Sendable {
     {
         try Self.refuseUserCreateOrDelete(request)
         try await service.serving(Self.origin(of: request)).delete(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            in: try request.parameters.require("collection"), guid: try request.parameters.require("guid"),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)
     }
@@ -134,7 +136,8 @@ struct ObjectRoutes: Sendable {
         Response.json(
             200,
             try await service.acl(
-                in: request.parameters["collection"]!, guid: request.parameters["guid"]!, caller: principal))
+                in: try request.parameters.require("collection"),
+                guid: try request.parameters.require("guid"), caller: principal))
     }
 
     /// `PUT .../{guid}/ffACL` with `{readUsers, readGroups, writeUsers, writeGroups}`.
@@ -144,7 +147,8 @@ struct ObjectRoutes: Sendable {
         Response.json(
             200,
             try await service.setACL(
-                in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+                in: try request.parameters.require("collection"),
+                guid: try request.parameters.require("guid"),
                 body: try Self.bodyObject(request), ifMatch: request.headers["If-Match"], caller: principal,
                 idempotency: key))
     }
@@ -154,7 +158,7 @@ struct ObjectRoutes: Sendable {
         -> Response
     {
         try await service.removeACL(
-            in: request.parameters["collection"]!, guid: request.parameters["guid"]!,
+            in: try request.parameters.require("collection"), guid: try request.parameters.require("guid"),
             ifMatch: request.headers["If-Match"], caller: principal, idempotency: key)
         return Response(status: 204)
     }
@@ -162,8 +166,8 @@ struct ObjectRoutes: Sendable {
     /// `.../{guid}/BackReferences.{Collection}.{field}`, or `.../({query})/{member}` split oddly by a
     /// '/' inside the query.
     private func member(_ request: Request, _ principal: Principal?) async throws -> Response {
-        let guid = request.parameters["guid"]!
-        let member = request.parameters["member"]!
+        let guid = try request.parameters.require("guid")
+        let member = try request.parameters.require("member")
         if guid.hasPrefix("(") { return try await find(request, principal, query: guid + "/" + member) }
         if member == "ffACL" { return try await acl(request, principal) }
         if !member.hasPrefix("BackReferences.") { return try await blobs.download(request, principal) }
@@ -176,7 +180,7 @@ struct ObjectRoutes: Sendable {
             )
         }
         let page = try await service.backReferences(
-            to: request.parameters["collection"]!, guid: guid, from: parts[1], field: field,
+            to: try request.parameters.require("collection"), guid: guid, from: parts[1], field: field,
             try Self.listRequest(request), caller: principal)
         return try await pageResponse(page, request, principal)
     }
@@ -245,7 +249,8 @@ struct ObjectRoutes: Sendable {
 
     static func listRequest(_ request: Request) throws -> PageRequest {
         PageRequest(
-            collection: request.parameters["collection"]!, sort: try sortKeys(request.queryParameter("sort")),
+            collection: try request.parameters.require("collection"),
+            sort: try sortKeys(request.queryParameter("sort")),
             start: try integerParameter(request, "start", default: 0),
             count: try integerParameter(request, "count", default: 100),
             includeTotal: request.queryParameter("total") == "true")

@@ -79,7 +79,7 @@ struct ScriptExtensionRoutes: Sendable {
     /// The extension a request names, when its caller may run it with a body of that size;
     /// checked again when the whole request is in, and first when a large body's head arrives.
     private func admitted(_ request: Request, _ caller: Principal?) throws -> ScriptExtension {
-        let name = request.parameters["name"] ?? ""
+        let name = try request.parameters.require("name")
         guard let scriptExtension = definitions.definition.scripts.extensions[name] else {
             throw RoostError(
                 status: 404, code: "not_found", message: "This app has no extension '\(name.prefix(100))'.",
@@ -96,7 +96,7 @@ struct ScriptExtensionRoutes: Sendable {
     }
 
     func run(_ request: Request, _ caller: Principal?) async throws -> Response {
-        let name = request.parameters["name"] ?? ""
+        let name = try request.parameters.require("name")
         let scriptExtension = try admitted(request, caller)
         let runner =
             caller.map { "user " + $0.userGuid } ?? "address " + clientKey(forAddress: request.remoteAddress)
