@@ -59,6 +59,8 @@ let package = Package(
         // Pure Swift layers, bottom up.
         .target(name: "RoostJSON"),
         .target(name: "RoostQuery"),
+        // The error codes the server sends and the SDK decodes (its dependents: below the list).
+        .target(name: "RoostErrorCodes"),
         // The frames between the server and its script worker processes.
         .target(name: "RoostScriptProtocol", dependencies: ["RoostJSON"]),
         // The script worker process's loop: Duktape heaps serving the frames above.
@@ -69,7 +71,9 @@ let package = Package(
         // Storage contracts, pure Swift: store protocols, DTOs, `SQL`, migrations as values.
         .target(name: "RoostStore", dependencies: ["RoostJSON", "RoostQuery"]),
         // The SQLite driver: the connection, the writer, the reader pool, backups and its stores.
-        .target(name: "RoostSQLite", dependencies: ["CSQLite", "CRoostSystem", "RoostStore", "RoostJSON", "RoostQuery"]),
+        .target(
+            name: "RoostSQLite",
+            dependencies: ["CSQLite", "CRoostSystem", "RoostStore", "RoostJSON", "RoostQuery"]),
         // The PostgreSQL driver: libpq, the pool, the listener and its stores.
         .target(name: "RoostPostgres", dependencies: ["CLibPQ", "RoostStore", "RoostQuery", "RoostJSON"]),
         .target(
@@ -83,7 +87,8 @@ let package = Package(
             name: "RoostServer",
             dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostStore", "RoostScripts"]),
         // Where a server is composed: the drivers chosen for the configuration.
-        .target(name: "RoostDrivers", dependencies: ["RoostServer", "RoostStore", "RoostSQLite", "RoostPostgres"]),
+        .target(
+            name: "RoostDrivers", dependencies: ["RoostServer", "RoostStore", "RoostSQLite", "RoostPostgres"]),
         .executableTarget(
             name: "roost",
             dependencies: [
@@ -111,7 +116,9 @@ let package = Package(
         // Shared by the test targets only: a raw-socket HTTP client and server fixtures.
         .target(
             name: "RoostTestSupport",
-            dependencies: ["RoostServer", "RoostHTTP", "RoostDrivers", "RoostSQLite", "RoostPostgres", "CRoostSystem"]),
+            dependencies: [
+                "RoostServer", "RoostHTTP", "RoostDrivers", "RoostSQLite", "RoostPostgres", "CRoostSystem",
+            ]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),
         .testTarget(name: "RoostQueryTests", dependencies: ["RoostQuery"]),
@@ -151,6 +158,11 @@ let package = Package(
 // edges merge apart from changes to the targets' own lines).
 for dependent in package.targets where ["RoostHTTP", "RoostCore", "RoostScripts"].contains(dependent.name) {
     dependent.dependencies.append("RoostThreads")
+}
+
+// The modules that give or read error codes: one type, shared by the server and the SDK.
+for dependent in package.targets where ["RoostHTTP", "RoostCore", "RoostClient"].contains(dependent.name) {
+    dependent.dependencies.append("RoostErrorCodes")
 }
 
 #if os(macOS)

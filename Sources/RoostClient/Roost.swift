@@ -108,7 +108,7 @@ public actor Roost {
             response = try await transport.download(request, toFile: file, progress: progress)
         }
         if response.status == 401, let sentCredential, sentCredential == credential,
-            RoostError.from(response).code == "invalid_token"
+            RoostError.from(response).code == .invalidToken
         {
             // Expired or revoked: keeping it would fail every request the same way.
             forgetCredential()

@@ -1,3 +1,4 @@
+@_exported import RoostErrorCodes
 import RoostJSON
 import RoostQuery
 
@@ -5,15 +6,29 @@ import RoostQuery
 /// and details for programs. It never carries secrets, SQL or stack traces.
 public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     public let status: Int
-    public let code: String
+    public let code: ErrorCode
     public let message: String
     public let details: JSONObject
+    /// Header fields the answer carries (`Retry-After`, `WWW-Authenticate`, `Allow`): the error
+    /// says them itself, so the boundary renders every error the same way.
+    public var headers: [ErrorHeader]
 
-    public init(status: Int, code: String, message: String, details: JSONObject = JSONObject()) {
+    public init(
+        status: Int, code: ErrorCode, message: String, details: JSONObject = JSONObject(),
+        headers: [ErrorHeader] = []
+    ) {
         self.status = status
         self.code = code
         self.message = message
         self.details = details
+        self.headers = headers
+    }
+
+    /// The error with `Retry-After: seconds`.
+    public func retrying(after seconds: Int) -> RoostError {
+        var error = self
+        error.headers.append(ErrorHeader(name: "Retry-After", value: String(seconds)))
+        return error
     }
 
     public var description: String { "\(status) \(code): \(message)" }
@@ -23,10 +38,21 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         JSONWriter.bytes(
             .object(
                 JSONObject(uniqueMembers: [
-                    ("status", .integer(Int64(status))), ("code", .string(code)),
+                    ("status", .integer(Int64(status))), ("code", .string(code.rawValue)),
                     ("message", .string(message)),
                     ("details", .object(details)),
                 ])))
+    }
+
+    /// One header field of an error's answer.
+    public struct ErrorHeader: Sendable, Equatable {
+        public let name: String
+        public let value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     static func details(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONObject {
@@ -35,20 +61,20 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalidJSON(_ error: JSONParseError) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_json",
+            status: 400, code: .invalidJson,
             message: "The body is not valid JSON: \(error.reason) at byte \(error.offset).",
             details: details(["offset": .integer(Int64(error.offset))]))
     }
 
     public static func notAnObject(found: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_body", message: "The body must be a JSON object, not a \(found).",
+            status: 400, code: .invalidBody, message: "The body must be a JSON object, not a \(found).",
             details: details(["found": .string(found)]))
     }
 
     public static func invalidCollection(_ name: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_collection",
+            status: 400, code: .invalidCollection,
             message:
                 "Collection names start with a letter and use only letters, digits and '_' (at most 64 characters).",
             details: details(["collection": .string(String(name.prefix(100)))]))
@@ -56,13 +82,13 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func notFound(collection: String, guid: String) -> RoostError {
         RoostError(
-            status: 404, code: "not_found", message: "There is no object '\(guid)' in '\(collection)'.",
+            status: 404, code: .notFound, message: "There is no object '\(guid)' in '\(collection)'.",
             details: details(["collection": .string(collection), "guid": .string(guid)]))
     }
 
     public static func readOnlyField(_ field: String) -> RoostError {
         RoostError(
-            status: 400, code: "read_only_field",
+            status: 400, code: .readOnlyField,
             message:
                 "'\(field)' is metadata that Roost maintains; leave it out of the body or send it unchanged.",
             details: details(["field": .string(field)]))
@@ -70,20 +96,20 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalidGuid(_ guid: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_guid",
+            status: 400, code: .invalidGuid,
             message: "A guid uses only letters, digits, '-' and '_' (at most 64 characters).",
             details: details(["guid": .string(String(guid.prefix(100)))]))
     }
 
     public static func conflict(collection: String, guid: String) -> RoostError {
         RoostError(
-            status: 409, code: "conflict", message: "An object '\(guid)' already exists in '\(collection)'.",
+            status: 409, code: .conflict, message: "An object '\(guid)' already exists in '\(collection)'.",
             details: details(["collection": .string(collection), "guid": .string(guid)]))
     }
 
     public static func versionMismatch(expected: String, current: Int64) -> RoostError {
         RoostError(
-            status: 412, code: "version_mismatch",
+            status: 412, code: .versionMismatch,
             message:
                 "The object changed since you read it (it is at version \(current)); fetch it again and retry.",
             details: details(["ifMatch": .string(expected), "currentVersion": .integer(current)]))
@@ -91,14 +117,14 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalidParameter(_ name: String, _ message: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_parameter", message: message,
+            status: 400, code: .invalidParameter, message: message,
             details: details(["parameter": .string(name)]))
     }
 
     /// A query that does not parse or cannot run, pointing at the column where it went wrong.
     public static func invalidQuery(_ error: QueryError, query: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_query", message: error.message,
+            status: 400, code: .invalidQuery, message: error.message,
             details: details([
                 "column": .integer(Int64(error.column)), "query": .string(String(query.prefix(4096))),
                 "expected": .array(error.expected.map(JSONValue.string)),
@@ -107,10 +133,10 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The disk under the data folder is full: writes are refused until space returns; reads go on.
     public static let insufficientStorage = RoostError(
-        status: 507, code: "insufficient_storage",
+        status: 507, code: .insufficientStorage,
         message:
             "The server is out of disk space and cannot save changes right now; reading still works. Try again later."
-    )
+    ).retrying(after: insufficientStorageRetryAfter)
 
     /// Seconds a client is told to wait after ``insufficientStorage``.
     public static let insufficientStorageRetryAfter = 30
@@ -119,11 +145,12 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// client should retry after `seconds`, which travels as `Retry-After`.
     public static func serverBusy(retryAfter seconds: Int, message: String) -> RoostError {
         RoostError(
-            status: 503, code: "server_busy", message: message,
-            details: details(["retryAfter": .integer(Int64(seconds))]))
+            status: 503, code: .serverBusy, message: message,
+            details: details(["retryAfter": .integer(Int64(seconds))])
+        ).retrying(after: seconds)
     }
 
     public static let internalError = RoostError(
-        status: 500, code: "internal",
+        status: 500, code: .internalError,
         message: "Something went wrong on the server; it has been logged. Try again later.")
 }

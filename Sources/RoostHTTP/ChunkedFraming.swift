@@ -28,7 +28,7 @@ extension RequestParser {
     static let compactionThreshold = 64 * 1024
 
     static func invalid(_ message: String) -> HTTPProtocolError {
-        HTTPProtocolError(status: 400, code: "invalid_request", message: message)
+        HTTPProtocolError(status: 400, code: .invalidRequest, message: message)
     }
 
     /// Finds the blank line that ends a head, refusing a bare LF anywhere in it.

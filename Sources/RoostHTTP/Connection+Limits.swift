@@ -6,7 +6,7 @@ import Dispatch
 // upload slots, and held to a minimum rate.
 extension Connection {
     static let memoryBusy = HTTPProtocolError(
-        status: 503, code: "server_busy",
+        status: 503, code: .serverBusy,
         message: "The server holds too many request bytes; try again shortly.")
 
     /// Counts what the parser holds against the server-wide budget; false when it grew past it.
@@ -25,7 +25,7 @@ extension Connection {
     }
 
     static let uploadsBusy = HTTPProtocolError(
-        status: 503, code: "server_busy", message: "Too many uploads are in progress; try again shortly.")
+        status: 503, code: .serverBusy, message: "Too many uploads are in progress; try again shortly.")
 
     /// Asks the responder whether a streamed request (or one with a large buffered body) may
     /// proceed, reading nothing meanwhile: no `100 Continue` and no byte of the body before it is

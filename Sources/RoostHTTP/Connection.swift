@@ -97,14 +97,14 @@ final class Connection: @unchecked Sendable {
         case .uploadTooSlow:
             sendError(
                 HTTPProtocolError(
-                    status: 408, code: "request_timeout",
+                    status: 408, code: .requestTimeout,
                     message:
                         "The upload arrived slower than \(loop.server.configuration.minimumUploadRate) bytes per second; send it again."
                 ))
         case .requestTimedOut:
             sendError(
                 HTTPProtocolError(
-                    status: 408, code: "request_timeout",
+                    status: 408, code: .requestTimeout,
                     message: "The request was not received in time; send it again."))
         }
     }
@@ -180,7 +180,7 @@ final class Connection: @unchecked Sendable {
     }
 
     static let storageFailure = HTTPProtocolError(
-        status: 500, code: "internal", message: "The request body could not be stored; try again later.")
+        status: 500, code: .internalError, message: "The request body could not be stored; try again later.")
 
     private func dispatch(_ head: RequestHead, body: [UInt8], sink: (any RequestBodySink)?) {
         let started = DispatchTime.now().uptimeNanoseconds

@@ -18,7 +18,7 @@ public struct HTTPSRedirect: Responder {
     }
 
     static let invalidHost = HTTPProtocolError(
-        status: 400, code: "invalid_host",
+        status: 400, code: .invalidHost,
         message: "This port only redirects to HTTPS, which needs a valid Host header; use https:// instead.")
 
     public func respond(to request: Request) async -> Response {

@@ -129,13 +129,13 @@ public final class HTTPServer: Sendable {
         refusal = Self.serializedRefusal(
             configuration.errorBody(
                 HTTPProtocolError(
-                    status: 503, code: "server_busy",
+                    status: 503, code: .serverBusy,
                     message: "The server has too many open connections; try again shortly.")),
             retryAfter: 1)
         clientRefusal = Self.serializedRefusal(
             configuration.errorBody(
                 HTTPProtocolError(
-                    status: 503, code: "server_busy",
+                    status: 503, code: .serverBusy,
                     message:
                         "Too many connections are open from your address; close some or try again shortly.")),
             retryAfter: 5)

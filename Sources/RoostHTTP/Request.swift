@@ -1,3 +1,5 @@
+@_exported import RoostErrorCodes
+
 /// An HTTP request method.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String

@@ -70,7 +70,7 @@ extension RequestParser {
         } else {
             return .failure(
                 HTTPProtocolError(
-                    status: 505, code: "http_version_not_supported",
+                    status: 505, code: .httpVersionNotSupported,
                     message: "Only HTTP/1.0 and HTTP/1.1 are supported."))
         }
         guard
@@ -119,7 +119,7 @@ extension RequestParser {
             if fields.count > limits.maxHeaderCount {
                 return .failure(
                     HTTPProtocolError(
-                        status: 431, code: "headers_too_large",
+                        status: 431, code: .headersTooLarge,
                         message: "The request has more than \(limits.maxHeaderCount) header fields."))
             }
             if Self.equalsIgnoringCase(name, "content-length") {
@@ -137,7 +137,7 @@ extension RequestParser {
                 guard Self.equalsIgnoringCase(value, "chunked") else {
                     return .failure(
                         HTTPProtocolError(
-                            status: 501, code: "not_implemented",
+                            status: 501, code: .notImplemented,
                             message: "Only the 'chunked' transfer coding is supported."))
                 }
                 if framing == .chunked { return bad("Transfer-Encoding is repeated.") }
@@ -168,7 +168,7 @@ extension RequestParser {
                     guard String(trimmed).caseInsensitiveEquals("100-continue") else {
                         return .failure(
                             HTTPProtocolError(
-                                status: 417, code: "expectation_failed",
+                                status: 417, code: .expectationFailed,
                                 message: "The only expectation supported is 'Expect: 100-continue'."))
                     }
                     // An HTTP/1.0 client may not understand an interim answer: it is not sent one.
@@ -189,7 +189,7 @@ extension RequestParser {
     }
 
     static func invalidHost(_ message: String) -> HTTPProtocolError {
-        HTTPProtocolError(status: 400, code: "invalid_host", message: message)
+        HTTPProtocolError(status: 400, code: .invalidHost, message: message)
     }
 
     /// Whether a Host value is `uri-host [":" port]` (RFC 3986): a bracketed IPv6 literal or a

@@ -147,14 +147,14 @@ public struct RequestParser: Sendable {
                 case .incomplete, .tooLong:
                     if buffer.count - position > limits.maxHeaderBytes {
                         return fail(
-                            431, "headers_too_large",
+                            431, .headersTooLarge,
                             "The request headers exceed \(limits.maxHeaderBytes) bytes.")
                     }
                     return .needMore(sendContinue: false)
                 }
                 if end - position > limits.maxHeaderBytes {
                     return fail(
-                        431, "headers_too_large", "The request headers exceed \(limits.maxHeaderBytes) bytes."
+                        431, .headersTooLarge, "The request headers exceed \(limits.maxHeaderBytes) bytes."
                     )
                 }
                 var head: RequestHead
@@ -259,7 +259,7 @@ public struct RequestParser: Sendable {
                 case .bareLineFeed: return fail(Self.invalid("A trailer line must end with CRLF."))
                 case .tooLong:
                     return fail(
-                        431, "headers_too_large", "The trailers exceed \(limits.maxHeaderBytes) bytes.")
+                        431, .headersTooLarge, "The trailers exceed \(limits.maxHeaderBytes) bytes.")
                 }
                 position = line.upperBound + 2
                 if line.isEmpty { return finish(head) }
@@ -267,7 +267,7 @@ public struct RequestParser: Sendable {
                 trailerCount += 1
                 if trailerCount > limits.maxHeaderCount {
                     return fail(
-                        431, "headers_too_large",
+                        431, .headersTooLarge,
                         "The request has more than \(limits.maxHeaderCount) trailer fields.")
                 }
                 if let problem = Self.fieldLineProblem(buffer[line]) { return fail(Self.invalid(problem)) }
@@ -303,10 +303,10 @@ public struct RequestParser: Sendable {
     }
 
     private mutating func tooLarge() -> Event {
-        fail(413, "body_too_large", "The request body exceeds the limit of \(bodyLimit) bytes.")
+        fail(413, .bodyTooLarge, "The request body exceeds the limit of \(bodyLimit) bytes.")
     }
 
-    private mutating func fail(_ status: Int, _ code: String, _ message: String) -> Event {
+    private mutating func fail(_ status: Int, _ code: ErrorCode, _ message: String) -> Event {
         fail(HTTPProtocolError(status: status, code: code, message: message))
     }
 

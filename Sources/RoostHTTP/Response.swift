@@ -82,11 +82,11 @@ public struct HTTPProtocolError: Error, Sendable, Equatable {
     /// The status to answer with.
     public let status: Int
     /// A stable snake_case code.
-    public let code: String
+    public let code: ErrorCode
     /// A human sentence saying what to do.
     public let message: String
 
-    public init(status: Int, code: String, message: String) {
+    public init(status: Int, code: ErrorCode, message: String) {
         self.status = status
         self.code = code
         self.message = message

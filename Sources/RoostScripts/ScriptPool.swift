@@ -139,7 +139,7 @@ public final class ScriptRuntime: Sendable {
         } catch {
             metrics.record(
                 invocation.name, duration: ContinuousClock.now - started,
-                failure: (error as? RoostError)?.code ?? "script_failed")
+                failure: ((error as? RoostError)?.code ?? .scriptFailed).rawValue)
             throw error
         }
     }
@@ -158,7 +158,7 @@ extension RoostError {
     /// One owner already has `limit` runs waiting for a worker.
     static func tooManyWaitingRuns(_ limit: Int) -> RoostError {
         RoostError(
-            status: 429, code: "too_many_script_runs",
+            status: 429, code: .tooManyScriptRuns,
             message:
                 "You have \(limit) server-side script runs waiting for a worker, the most one caller may have; wait for one to finish.",
             details: JSONObject(uniqueMembers: [("limit", .integer(Int64(limit)))]))

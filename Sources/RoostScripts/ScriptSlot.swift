@@ -191,10 +191,10 @@ struct ScriptSlot {
 
     static func wireError(_ error: any Error) -> JSONObject {
         let roost =
-            error as? RoostError ?? RoostError(status: 500, code: "internal", message: "The call failed.")
+            error as? RoostError ?? RoostError(status: 500, code: .internalError, message: "The call failed.")
         return JSONObject(uniqueMembers: [
             ("statusCode", .integer(Int64(roost.status))), ("statusMessage", .string(roost.message)),
-            ("code", .string(roost.code)),
+            ("code", .string(roost.code.rawValue)),
         ])
     }
 
@@ -227,7 +227,7 @@ extension RoostError {
     /// What crosses to or from a script worker is nested deeper than its channel takes.
     static func scriptMessageTooDeep(_ what: String) -> RoostError {
         RoostError(
-            status: 400, code: "script_message_too_deep",
+            status: 400, code: .scriptMessageTooDeep,
             message:
                 "\(what) is nested deeper than the \(ScriptChannel.maximumDepth) levels a script worker takes.",
             details: JSONObject(uniqueMembers: [("limitDepth", .integer(Int64(ScriptChannel.maximumDepth)))]))

@@ -38,16 +38,10 @@ struct AccountRoutes: Sendable {
 
     private func register(_ request: Request) async throws -> Response {
         let body = try ObjectRoutes.bodyObject(request)
-        do {
-            let (user, token) = try await accounts.register(
-                body, device: Self.device(in: body), address: request.remoteAddress,
-                client: clientKey(forAddress: request.remoteAddress))
-            return Response.json(201, Self.loginBody(user: user, token: token))
-        } catch let error as RoostError where error.code == "too_many_registrations" {
-            var response = Response.json(error.status, error.jsonBody)
-            response.headers.set("Retry-After", String(error.details["retryAfter"]?.integerValue ?? 60))
-            return response
-        }
+        let (user, token) = try await accounts.register(
+            body, device: Self.device(in: body), address: request.remoteAddress,
+            client: clientKey(forAddress: request.remoteAddress))
+        return Response.json(201, Self.loginBody(user: user, token: token))
     }
 
     /// JSON `{userName|email, password}`, FatFractal's `{"credential": {...}}`, or HTTP Basic.
@@ -63,10 +57,8 @@ struct AccountRoutes: Sendable {
                 identifier: identifier, password: password, device: device, address: request.remoteAddress,
                 client: clientKey(forAddress: request.remoteAddress))
             return Response.json(200, Self.loginBody(user: user, token: token))
-        } catch let error as RoostError where error.code == "invalid_credentials" && usesBasic {
-            var response = Response.json(401, error.jsonBody)
-            response.headers.set("WWW-Authenticate", "Basic realm=\"roost\", charset=\"UTF-8\"")
-            return response
+        } catch let error as RoostError where error.code == .invalidCredentials && usesBasic {
+            throw RoostError.invalidBasicCredentials
         }
     }
 
@@ -179,7 +171,7 @@ struct AccountRoutes: Sendable {
 extension RoostError {
     /// Only bodies over `Application.bodiesCheckedAtTheirHeadOver` are checked at their head.
     static let accountBodyTooLarge = RoostError(
-        status: 413, code: "body_too_large",
+        status: 413, code: .bodyTooLarge,
         message:
             "An account request takes at most \(Application.bodiesCheckedAtTheirHeadOver >> 10) KiB of body.")
 }

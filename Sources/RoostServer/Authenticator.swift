@@ -23,7 +23,7 @@ struct Authenticator: Sendable {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw RoostError(
-                    status: 401, code: "invalid_token",
+                    status: 401, code: .invalidToken,
                     message:
                         "Send a token as 'Authorization: Bearer <token>'; HTTP Basic works only with POST /ff/login."
                 )

@@ -13,7 +13,7 @@ struct BlobRoutes: Sendable {
     {
         guard let body = request.streamedBody else {
             throw RoostError(
-                status: 411, code: "length_required",
+                status: 411, code: .lengthRequired,
                 message: "Send the blob's bytes with a Content-Length (0 for an empty blob) or chunked.")
         }
         let address = try BlobAddress(request)
@@ -72,7 +72,7 @@ struct BlobRoutes: Sendable {
                 close(blob.file)
                 headers.set("Content-Range", "bytes */\(blob.size)")
                 let error = RoostError(
-                    status: 416, code: "range_not_satisfiable",
+                    status: 416, code: .rangeNotSatisfiable,
                     message: "The range lies outside the blob's \(blob.size) bytes.")
                 var response = Response.json(416, error.jsonBody, headers: headers)
                 response.headers.remove("Content-Disposition")

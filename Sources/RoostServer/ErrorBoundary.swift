@@ -33,7 +33,7 @@ struct ErrorBoundary: Sendable {
             logger.debug(
                 "\(request.method) \(request.route ?? "-") refused",
                 requestID: request.requestID,
-                fields: [("status", String(roostError.status)), ("code", roostError.code)])
+                fields: [("status", String(roostError.status)), ("code", roostError.code.rawValue)])
         }
         return Self.render(roostError)
     }
@@ -57,16 +57,16 @@ struct ErrorBoundary: Sendable {
             return .shuttingDown
         case RoutingError.notFound:
             return RoostError(
-                status: 404, code: "not_found",
+                status: 404, code: .notFound,
                 message: "There is no endpoint at this path; check the URL against the README.")
         case RoutingError.missingParameter(let name):
             return RoostError(
-                status: 400, code: "invalid_parameter",
+                status: 400, code: .invalidParameter,
                 message: "This endpoint needs the path parameter '\(name)'; check the URL against the README."
             )
         case RoutingError.methodNotAllowed(let allowed):
             return RoostError(
-                status: 405, code: "method_not_allowed",
+                status: 405, code: .methodNotAllowed,
                 message:
                     "This endpoint does not accept \(request.method); use one of \(allowed.joined(separator: ", ")).",
                 details: JSONObject(uniqueMembers: [("allowed", .array(allowed.map(JSONValue.string)))]))
@@ -77,22 +77,10 @@ struct ErrorBoundary: Sendable {
         }
     }
 
-    private static func render(_ roostError: RoostError) -> Response {
+    /// The error's answer: its status, its JSON body and the header fields it names.
+    static func render(_ roostError: RoostError) -> Response {
         var response = Response.json(roostError.status, roostError.jsonBody)
-        switch roostError.code {
-        case "server_busy", "shutting_down", "database_unavailable":
-            response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 1))
-        case "too_many_attempts":
-            response.headers.set("Retry-After", String(roostError.details["retryAfter"]?.integerValue ?? 60))
-        case "insufficient_storage":
-            response.headers.set("Retry-After", String(RoostError.insufficientStorageRetryAfter))
-        case "invalid_token":
-            response.headers.set("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")
-        case "login_required":
-            response.headers.set("WWW-Authenticate", "Bearer realm=\"roost\"")
-        default:
-            break
-        }
+        for header in roostError.headers { response.headers.set(header.name, header.value) }
         return response
     }
 

@@ -130,8 +130,8 @@ struct FatFractalDialect: Responder {
     private func refusal(_ error: any Error, _ request: Request) async -> Response {
         let roostError =
             (error as? RoostError)
-            ?? RoostError(status: 400, code: "invalid_json", message: "The body is not a JSON object.")
-        return await envelope(Response.json(roostError.status, roostError.jsonBody), request, session: nil)
+            ?? RoostError(status: 400, code: .invalidJson, message: "The body is not a JSON object.")
+        return await envelope(ErrorBoundary.render(roostError), request, session: nil)
     }
 
     /// `POST /ff/login`, with FatFractal's `AllowAutoRegistration`: an unknown user name with a

@@ -29,7 +29,7 @@ extension FatFractalDialect {
     }
 
     static let grabBagQueryUnsupported = RoostError(
-        status: 501, code: "grab_bag_query_unsupported",
+        status: 501, code: .grabBagQueryUnsupported,
         message:
             "Queries inside a grab bag are not supported yet; read the whole bag (GET parent/bag) instead.")
 
@@ -41,11 +41,11 @@ extension FatFractalDialect {
             let operation = body["AddOrRemove"]?.stringValue, operation == "ADD" || operation == "REMOVE"
         else {
             let error = RoostError(
-                status: 400, code: "invalid_grab_bag_request",
+                status: 400, code: .invalidGrabBagRequest,
                 message:
                     "A grab bag change is {\"ffUrl\": \"/ff/resources/…\", \"AddOrRemove\": \"ADD\" or \"REMOVE\"}."
             )
-            return await envelope(Response.json(400, error.jsonBody), request, session: nil)
+            return await envelope(ErrorBoundary.render(error), request, session: nil)
         }
         let parentAnswer = await inner.respond(to: Self.internalRequest(request, .get, parent))
         guard parentAnswer.status == 200, let document = Optional(parentAnswer.body),
@@ -62,7 +62,7 @@ extension FatFractalDialect {
                 ? RoostError.loginRequired
                 : RoostError.forbidden(
                     "Changing a grab bag needs the right to update the object it belongs to.")
-            return await envelope(Response.json(error.status, error.jsonBody), request, session: nil)
+            return await envelope(ErrorBoundary.render(error), request, session: nil)
         }
         let guid = "gb" + Sodium.fingerprint(Array("\(parent)\n\(bag)\n\(item)".utf8))
         let membership = "/ff/resources/\(Self.grabBagCollection)/\(guid)"

@@ -64,7 +64,7 @@ struct FatFractalSession {
         // top-level navigations from any site: a link elsewhere would run it as the user.
         if fromCookie, FatFractalDialect.isExtensionPath(request.path), !Self.isSameOrigin(request) {
             throw RoostError(
-                status: 403, code: "same_origin_required",
+                status: 403, code: .sameOriginRequired,
                 message:
                     "An extension call authenticated by the sessionId cookie must come from this app's own pages: send the Data-type header as FatFractal's clients do (a browser's Sec-Fetch-Site: same-origin or a matching Origin also serves)."
             )
@@ -72,7 +72,7 @@ struct FatFractalSession {
         if fromCookie, ![.get, .head, .options].contains(request.method), request.headers["Data-type"] == nil
         {
             throw RoostError(
-                status: 403, code: "dialect_header_required",
+                status: 403, code: .dialectHeaderRequired,
                 message:
                     "A write authenticated by the sessionId cookie must carry the Data-type header that FatFractal's clients send."
             )

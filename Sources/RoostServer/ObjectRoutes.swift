@@ -174,7 +174,7 @@ struct ObjectRoutes: Sendable {
         let parts = member.split(separator: ".", maxSplits: 2).map(String.init)
         guard parts.count == 3, parts[0] == "BackReferences", let field = FieldPath(parts[2]) else {
             throw RoostError(
-                status: 404, code: "not_found",
+                status: 404, code: .notFound,
                 message:
                     "Use BackReferences.{Collection}.{field} after an object's guid, e.g. BackReferences.Micropost.user."
             )

@@ -332,7 +332,7 @@ extension RoostError {
     /// A script called an `ff` function the server does not have.
     static func unknownScriptCall(_ method: String) -> RoostError {
         RoostError(
-            status: 400, code: "unknown_script_call",
+            status: 400, code: .unknownScriptCall,
             message: "The server has no ff.\(method.prefix(100)) for scripts.",
             details: JSONObject(uniqueMembers: [("method", .string(String(method.prefix(100))))]))
     }
@@ -340,14 +340,14 @@ extension RoostError {
     /// An `ff` call's arguments are of the wrong number, type or size.
     static func invalidScriptArgument(_ method: String, _ message: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_script_argument", message: message,
+            status: 400, code: .invalidScriptArgument, message: message,
             details: JSONObject(uniqueMembers: [("method", .string(method))]))
     }
 
     /// A read names more objects than one call may answer.
     static func scriptTooManyObjects(_ call: ScriptCall, limit: Int) -> RoostError {
         RoostError(
-            status: 400, code: "script_result_too_large",
+            status: 400, code: .scriptResultTooLarge,
             message:
                 "ff.\(call.method) matches more than \(limit) objects; narrow the URL with a query (it reads at most \(limit)).",
             details: JSONObject(uniqueMembers: [
@@ -358,7 +358,7 @@ extension RoostError {
     /// A read's objects are more bytes than one call may answer.
     static func scriptResultTooLarge(_ call: ScriptCall, bytes: Int) -> RoostError {
         RoostError(
-            status: 400, code: "script_result_too_large",
+            status: 400, code: .scriptResultTooLarge,
             message:
                 "ff.\(call.method)'s objects come to more than \(bytes >> 20) MiB; narrow the URL with a query.",
             details: JSONObject(uniqueMembers: [

@@ -82,14 +82,14 @@ struct ScriptExtensionRoutes: Sendable {
         let name = try request.parameters.require("name")
         guard let scriptExtension = definitions.definition.scripts.extensions[name] else {
             throw RoostError(
-                status: 404, code: "not_found", message: "This app has no extension '\(name.prefix(100))'.",
+                status: 404, code: .notFound, message: "This app has no extension '\(name.prefix(100))'.",
                 details: JSONObject(uniqueMembers: [("extension", .string(String(name.prefix(100))))]))
         }
         if scriptExtension.secured, caller == nil { throw RoostError.loginRequired }
         let declared = request.headers["Content-Length"].flatMap { Int($0) } ?? 0
         guard max(request.body.count, declared) <= Self.maxContentBytes else {
             throw RoostError(
-                status: 413, code: "body_too_large",
+                status: 413, code: .bodyTooLarge,
                 message: "An extension takes at most \(Self.maxContentBytes >> 20) MiB of request body.")
         }
         return scriptExtension

@@ -94,7 +94,7 @@ public struct StaticHosting: Sendable {
                 close(descriptor)
                 headers.set("Content-Range", "bytes */\(size)")
                 let error = RoostError(
-                    status: 416, code: "range_not_satisfiable",
+                    status: 416, code: .rangeNotSatisfiable,
                     message: "The range lies outside the file's \(size) bytes.")
                 return Response.json(416, error.jsonBody, headers: headers)
             }
@@ -113,7 +113,7 @@ public struct StaticHosting: Sendable {
     static let notFound: Response = {
         var response = Response.json(
             404,
-            RoostError(status: 404, code: "not_found", message: "There is no file at this path.").jsonBody)
+            RoostError(status: 404, code: .notFound, message: "There is no file at this path.").jsonBody)
         response.route = "static"
         return response
     }()

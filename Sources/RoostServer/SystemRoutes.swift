@@ -49,7 +49,7 @@ struct SystemRoutes: Sendable {
 
 extension RoostError {
     static let metricsNotAllowed = RoostError(
-        status: 403, code: "metrics_not_allowed",
+        status: 403, code: .metricsNotAllowed,
         message:
             "/metrics is served to administrators (Authorization: Bearer <token>) and to the addresses roost serve --metrics-allow lists."
     )

@@ -131,8 +131,8 @@ struct RequestParserFuzzTests {
                     let clientError = (400..<500).contains(error.status)
                     // RFC 9112 asks for 501 on an unknown transfer coding and 505 on another version.
                     let protocolRefusal = [501, 505].contains(error.status)
-                    if !(clientError || protocolRefusal) || error.code.isEmpty
-                        || !error.code.utf8.allSatisfy({ $0 == 95 || (97...122).contains($0) })
+                    if !(clientError || protocolRefusal) || error.code.rawValue.isEmpty
+                        || !error.code.rawValue.utf8.allSatisfy({ $0 == 95 || (97...122).contains($0) })
                     {
                         problems.append("failure \(error) for \(show(input))")
                     }

@@ -131,7 +131,7 @@ struct RequestParserTests {
             return
         }
         #expect(error.status == status)
-        #expect(error.code == code)
+        #expect(error.code.rawValue == code)
     }
 
     @Test("too many header fields are refused")

@@ -36,6 +36,12 @@ import Testing
             bob.authHeaders)
         #expect(refused.status == 403)
         #expect(refused.json["code"] as? String == "forbidden")
+        // An error the dialect raises itself renders as the boundary renders it: with its headers.
+        let anonymous = try await server.client.ff(
+            "POST", boardUrl + "/pinned", #"{"ffUrl":"\#(noteUrls[0])","AddOrRemove":"REMOVE"}"#)
+        #expect(anonymous.status == 401)
+        #expect(anonymous.json["code"] as? String == "login_required")
+        #expect(anonymous.header("WWW-Authenticate") == #"Bearer realm="roost""#)
         let removed = try await server.client.ff(
             "POST", boardUrl + "/pinned", #"{"ffUrl":"\#(noteUrls[0])","AddOrRemove":"REMOVE"}"#,
             anna.authHeaders)

@@ -111,6 +111,6 @@ func scriptError(_ body: () async throws -> Void) async -> RoostError? {
     } catch let error as RoostError {
         return error
     } catch {
-        return RoostError(status: 0, code: "not_a_roost_error: \(error)", message: "")
+        return RoostError(status: 0, code: ErrorCode(rawValue: "not_a_roost_error: \(error)"), message: "")
     }
 }

@@ -201,7 +201,7 @@ struct ScriptAPIReadTests {
             for (method, arguments, code, words) in cases {
                 let error = await scriptError { _ = try await api.call(method, arguments: arguments) }
                 #expect(error?.status == 400, "\(method) \(arguments)")
-                #expect(error?.code == code, "\(method) \(arguments): \(String(describing: error))")
+                #expect(error?.code.rawValue == code, "\(method) \(arguments): \(String(describing: error))")
                 #expect(
                     words.isEmpty || error?.message.contains(words) == true,
                     "\(method): \(error?.message ?? "")")

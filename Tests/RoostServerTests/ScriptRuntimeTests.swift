@@ -48,7 +48,7 @@ import Testing
             argument: argument, data: .null, context: JSONObject())
     }
 
-    func code(of error: any Error) -> String? { (error as? RoostError)?.code }
+    func code(of error: any Error) -> String? { (error as? RoostError)?.code.rawValue }
 
     @Test("an endless loop is stopped at the timeout with script_timeout, and the next run works")
     func endlessLoop() async throws {

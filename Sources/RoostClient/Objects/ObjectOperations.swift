@@ -32,7 +32,7 @@ extension Roost {
         }
         guard let shown = pending.isEmpty ? document : overlaid(document, pending) else {
             throw RoostError(
-                status: 404, code: "not_found",
+                status: 404, code: .notFound,
                 message:
                     "\(Model.collection) \(guid) is deleted on this device; the delete waits in the offline queue."
             )
@@ -267,7 +267,7 @@ extension Roost {
     static func fields(of value: some RoostModel) throws -> [String: JSON] {
         guard case .object(var fields) = try JSON(encoding: value) else {
             throw RoostError(
-                status: nil, code: "invalid_body",
+                status: nil, code: .invalidBody,
                 message:
                     "\(type(of: value)) must encode as a JSON object (a struct or class with keyed fields).")
         }

@@ -178,7 +178,7 @@ extension Roost {
                     "The server cannot be reached and this \(Model.collection) query was never answered on this device"
                     + (evaluable
                         ? "." : "; raw query text and random picks can only be answered by the server."),
-                details: ["cause": .string(error.code)])
+                details: ["cause": .string(error.code.rawValue)])
         }
         var documents = Array(cachedDocuments(in: Model.collection).values)
         let pending = Dictionary(grouping: pendingWrites(in: Model.collection), by: \.guid)

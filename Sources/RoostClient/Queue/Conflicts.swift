@@ -96,7 +96,7 @@ extension Roost {
             emit(.conflict(operation, ConflictReport(conflict: conflict, outcome: .deletedOnServer)))
             return .drop(
                 RoostError(
-                    status: 404, code: "not_found",
+                    status: 404, code: .notFound,
                     message:
                         "\(operation.collection) \(operation.guid) was deleted on the server after this device read it; this device's change was not applied."
                 ))

@@ -126,9 +126,9 @@ enum DeliveryVerdict: Equatable {
         case 404
         where (operation.kind == .patch || operation.kind == .replace) && operation.expectedVersion != nil:
             return .conflict
-        case 409 where operation.kind == .create && error.code == "conflict": return .confirmCreate
+        case 409 where operation.kind == .create && error.code == .conflict: return .confirmCreate
         // The server made the write but crashed before recording its answer: done.
-        case 409 where error.code == "idempotency_key_lost_answer": return .delivered(version: nil)
+        case 409 where error.code == .idempotencyKeyLostAnswer: return .delivered(version: nil)
         default:
             guard error.isTransient else { return .drop(error) }
             let retryAfter = response.header("Retry-After").flatMap(Int.init).map { TimeInterval($0) }

@@ -1,20 +1,21 @@
 import Foundation
+@_exported import RoostErrorCodes
 
 /// Every failure the SDK reports: the server's error (its HTTP status and stable `code`), or a
 /// failure on the way there (`status` nil, codes such as ``Code/networkUnreachable``).
 public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status, nil when no answer came from the server.
     public let status: Int?
-    /// A stable snake_case code: the server's (`not_found`, `invalid_credentials`, …) or one of
-    /// ``Code``'s client codes.
-    public let code: String
+    /// A stable snake_case code: the server's (`.notFound`, `.invalidCredentials`, …) or one of
+    /// the SDK's own (`.networkUnreachable`, `.timeout`, …); compare it with the statics.
+    public let code: ErrorCode
     /// A sentence for people, saying what to do.
     public let message: String
     /// Details for programs, as the server sent them.
     public let details: [String: JSON]
 
     /// Creates an error; apps rarely need to.
-    public init(status: Int?, code: String, message: String, details: [String: JSON] = [:]) {
+    public init(status: Int?, code: ErrorCode, message: String, details: [String: JSON] = [:]) {
         self.status = status
         self.code = code
         self.message = message
@@ -26,39 +27,14 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         status.map { "\($0) \(code): \(message)" } ?? "\(code): \(message)"
     }
 
-    /// Codes the SDK itself produces.
-    public enum Code {
-        /// The server could not be reached (no network, refused, host unknown).
-        public static let networkUnreachable = "network_unreachable"
-        /// The server did not answer in time.
-        public static let timeout = "timeout"
-        /// The server answered with something that is not Roost's.
-        public static let invalidResponse = "invalid_response"
-        /// An answer did not decode into the model type.
-        public static let decodingFailed = "decoding_failed"
-        /// A query built with ``Query`` is not valid (a bad field name).
-        public static let invalidQuery = "invalid_query"
-        /// Local storage (queue, cache, credentials) failed.
-        public static let storageFailed = "storage_failed"
-        /// The server wants a logged-in user for this request.
-        public static let notLoggedIn = "login_required"
-        /// The stored token expired or was revoked; the SDK forgot it.
-        public static let invalidToken = "invalid_token"
-        /// A read found nothing cached while the server could not be reached, and the app chose
-        /// not to answer it from cached objects (``OfflineQueryPolicy/failWithoutCache``).
-        public static let offlineNoCache = "offline_no_cache"
-        /// A queued write met a change made elsewhere to the same fields, and the conflict
-        /// handler gave up; the write was dropped and reported.
-        public static let conflictUnresolved = "conflict_unresolved"
-        /// The server's version of the object moved on (412).
-        public static let versionMismatch = "version_mismatch"
-    }
+    /// The codes, as before ``ErrorCode`` held them all.
+    public typealias Code = ErrorCode
 
     /// Whether sending the same request later may succeed: the network, a timeout, the server's
     /// own failures, throttling, or the same write still running.
     public var isTransient: Bool {
         guard let status else { return code == Code.networkUnreachable || code == Code.timeout }
-        return status >= 500 || status == 408 || status == 429 || code == "idempotency_key_in_use"
+        return status >= 500 || status == 408 || status == 429 || code == .idempotencyKeyInUse
     }
 
     /// Whether the server (not the network) answered.
@@ -70,7 +46,7 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error a server response carries, or a generic one for a body that is not Roost's shape.
     static func from(_ response: TransportResponse) -> RoostError {
         struct Body: Decodable {
-            let code: String
+            let code: ErrorCode
             let message: String
             let details: [String: JSON]?
         }
@@ -86,22 +62,22 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
             return RoostError(status: response.status, code: body.code, message: message, details: details)
         }
         return RoostError(
-            status: response.status, code: Code.invalidResponse,
+            status: response.status, code: .invalidResponse,
             message:
                 "The server answered \(response.status) without a Roost error body; is the URL a Roost server?"
         )
     }
 
-    static let loginGuidance: [String: String] = [
-        Code.notLoggedIn:
+    static let loginGuidance: [ErrorCode: String] = [
+        .loginRequired:
             "You need to be logged in to do this. Call login(userName:password:) (or register) first.",
-        Code.invalidToken:
+        .invalidToken:
             "Your session has expired or was ended on another device; log in again with login(userName:password:).",
     ]
 
     static func decodingFailed(_ type: Any.Type, _ error: any Error) -> RoostError {
         RoostError(
-            status: nil, code: Code.decodingFailed,
+            status: nil, code: .decodingFailed,
             message: "The server's answer does not fit \(type): \(Self.summary(of: error)).")
     }
 
@@ -109,7 +85,7 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// collection, guid and field.
     static func undecodable(_ object: UndecodableObject) -> RoostError {
         RoostError(
-            status: nil, code: Code.decodingFailed,
+            status: nil, code: .decodingFailed,
             message:
                 "\(object.collection) object \(object.guid) does not fit the app's model: \(object.reason). Make the field optional in the model, or fix the stored object.",
             details: [
@@ -120,7 +96,7 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     static func storageFailed(_ what: String, _ error: any Error) -> RoostError {
         RoostError(
-            status: nil, code: Code.storageFailed,
+            status: nil, code: .storageFailed,
             message:
                 "Could not \(what): \(error.localizedDescription). Check the storage folder's permissions and free space."
         )
@@ -203,4 +179,10 @@ public struct UndecodableObject: Sendable, Equatable {
         self.field = field
         self.reason = reason
     }
+}
+
+extension ErrorCode {
+    /// The server wants a logged-in user for this request.
+    @available(*, deprecated, renamed: "loginRequired")
+    public static var notLoggedIn: ErrorCode { .loginRequired }
 }

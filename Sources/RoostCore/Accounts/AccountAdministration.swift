@@ -65,7 +65,7 @@ extension AccountService {
     private func existingAccount(_ identifier: String) async throws -> AccountRecord {
         guard let account = try await accounts.account(identifiedBy: Self.identifierKey(identifier)) else {
             throw RoostError(
-                status: 404, code: "not_found", message: "There is no user '\(identifier.prefix(64))'.",
+                status: 404, code: .notFound, message: "There is no user '\(identifier.prefix(64))'.",
                 details: RoostError.details(["userName": .string(String(identifier.prefix(64)))]))
         }
         return account
@@ -90,7 +90,7 @@ extension AccountService {
     static func requireAdmin(_ principal: Principal) throws {
         guard principal.isAdmin else {
             throw RoostError(
-                status: 403, code: "admin_required",
+                status: 403, code: .adminRequired,
                 message: "Only an administrator can do this; 'roost users create --admin' makes one.")
         }
     }

@@ -81,7 +81,7 @@ extension AccountService {
 
     private static func invalidUserName(_ rule: String, _ message: String) -> RoostError {
         RoostError(
-            status: 400, code: "invalid_field", message: message,
+            status: 400, code: .invalidField, message: message,
             details: RoostError.details(["field": .string("userName"), "rule": .string(rule)]))
     }
 

@@ -12,7 +12,7 @@ extension AccountService {
     ) async throws -> StoredObject {
         guard ignoringRegistrationSetting || definitions.definition.settings.registration == .open else {
             throw RoostError(
-                status: 403, code: "registration_closed",
+                status: 403, code: .registrationClosed,
                 message: "This app does not take new registrations; ask an administrator for an account.")
         }
         return try await createAccount(from: body, reservedFields: active ? [:] : ["active": .bool(false)])

@@ -109,7 +109,7 @@ public struct AccountService: Sendable {
     ) async throws -> (user: StoredObject, token: IssuedToken) {
         guard definitions.definition.settings.registration == .open else {
             throw RoostError(
-                status: 403, code: "registration_closed",
+                status: 403, code: .registrationClosed,
                 message: "This app does not take new registrations; ask an administrator for an account.")
         }
         if let client, let wait = try await throttle.admitRegistration(client: client) {

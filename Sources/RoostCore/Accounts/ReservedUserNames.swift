@@ -17,7 +17,7 @@ public enum ReservedUserNames {
             return
         }
         throw RoostError(
-            status: 400, code: "invalid_field",
+            status: 400, code: .invalidField,
             message:
                 "This userName is reserved (scripts or people would take it for the system, anonymous or the app's staff); choose another.",
             details: RoostError.details(["field": .string("userName"), "rule": .string("reserved")]))

@@ -126,7 +126,7 @@ public struct BlobDescriptor: Sendable, Equatable {
 
 extension RoostError {
     static let invalidContentType = RoostError(
-        status: 400, code: "invalid_content_type",
+        status: 400, code: .invalidContentType,
         message:
             "The Content-Type is not a media type such as image/png (type/subtype, at most 255 characters).")
 }

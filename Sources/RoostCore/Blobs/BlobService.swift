@@ -166,7 +166,7 @@ public struct BlobService: Sendable {
 extension RoostError {
     static func blobNotFound(collection: String, guid: String, member: String) -> RoostError {
         RoostError(
-            status: 404, code: "not_found",
+            status: 404, code: .notFound,
             message:
                 "Object '\(guid)' in '\(collection)' has no blob '\(member)'; PUT the bytes there first.",
             details: details([

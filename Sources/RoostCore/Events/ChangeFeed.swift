@@ -372,7 +372,7 @@ public final class ChangeFeed: Sendable {
 extension RoostError {
     static func tooManyStreams(_ limit: Int) -> RoostError {
         RoostError(
-            status: 429, code: "too_many_streams",
+            status: 429, code: .tooManyStreams,
             message:
                 "You have \(limit) event streams open, the most allowed; close one or subscribe to more in one stream.",
             details: details(["limit": .integer(Int64(limit))]))
@@ -380,7 +380,7 @@ extension RoostError {
 
     static func tooManyStreamsFromClient(_ limit: Int) -> RoostError {
         RoostError(
-            status: 429, code: "too_many_streams",
+            status: 429, code: .tooManyStreams,
             message:
                 "Your network address holds \(limit) event streams, the most allowed for one address; close one or subscribe to more in one stream.",
             details: details(["limit": .integer(Int64(limit)), "per": .string("client")]))
@@ -388,7 +388,7 @@ extension RoostError {
 
     static func tooManySubscriptions(_ limit: Int) -> RoostError {
         RoostError(
-            status: 400, code: "too_many_subscriptions",
+            status: 400, code: .tooManySubscriptions,
             message: "A stream may carry at most \(limit) subscriptions; open another stream for the rest.",
             details: details(["limit": .integer(Int64(limit))]))
     }

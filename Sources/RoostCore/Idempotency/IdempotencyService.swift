@@ -103,22 +103,22 @@ public final class IdempotencyService: Sendable {
 
 extension RoostError {
     static let invalidIdempotencyKey = RoostError(
-        status: 400, code: "invalid_idempotency_key",
+        status: 400, code: .invalidIdempotencyKey,
         message:
             "An Idempotency-Key is 1 to \(IdempotencyService.maximumKeyLength) visible ASCII characters; a UUID is a good choice."
     )
     static let idempotencyKeyInUse = RoostError(
-        status: 409, code: "idempotency_key_in_use",
+        status: 409, code: .idempotencyKeyInUse,
         message:
             "A request with this Idempotency-Key is still running; retry in a moment to get its response."
     )
     static let idempotencyKeyLostAnswer = RoostError(
-        status: 409, code: "idempotency_key_lost_answer",
+        status: 409, code: .idempotencyKeyLostAnswer,
         message:
             "The write with this Idempotency-Key was made, but the server stopped before recording its answer; read the object to see it."
     )
     static let idempotencyKeyReused = RoostError(
-        status: 422, code: "idempotency_key_reused",
+        status: 422, code: .idempotencyKeyReused,
         message:
             "This Idempotency-Key was already used for a different request; use a new key for each distinct write."
     )

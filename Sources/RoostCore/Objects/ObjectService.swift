@@ -401,7 +401,7 @@ extension RoostError {
     /// Other writes kept changing the object between this write's read and its commit.
     static func writeContention(collection: String, guid: String, attempts: Int) -> RoostError {
         RoostError(
-            status: 503, code: "write_contention",
+            status: 503, code: .writeContention,
             message:
                 "Object '\(guid)' in '\(collection)' changed \(attempts) times while this write was being prepared; send it again.",
             details: details(["collection": .string(collection), "guid": .string(guid)]))

@@ -5,7 +5,7 @@ extension RoostError {
     /// A read ran past the statement deadline (`--query-timeout`).
     public static func queryTimeout(seconds: Double) -> RoostError {
         RoostError(
-            status: 503, code: "query_timeout",
+            status: 503, code: .queryTimeout,
             message:
                 "The query took longer than \(Self.format(seconds)) s and was stopped. Narrow it (fewer terms, fewer paths through references, an anchored regular expression) or index the fields it filters and sorts on with `roost index create`.",
             details: details(["timeoutSeconds": .string(Self.format(seconds))]))
@@ -17,14 +17,16 @@ extension RoostError {
 
     /// The server is shutting down.
     public static let shuttingDown = RoostError(
-        status: 503, code: "shutting_down", message: "The server is shutting down; try again in a moment.",
-        details: details(["retryAfter": .integer(1)]))
+        status: 503, code: .shuttingDown, message: "The server is shutting down; try again in a moment.",
+        details: details(["retryAfter": .integer(1)])
+    ).retrying(after: 1)
 
     /// The database server cannot be reached; the server reconnects by itself meanwhile.
     public static let databaseUnavailable = RoostError(
-        status: 503, code: "database_unavailable",
+        status: 503, code: .databaseUnavailable,
         message: "The database cannot be reached right now; try again in a few seconds.",
-        details: details(["retryAfter": .integer(Int64(databaseUnavailableRetryAfter))]))
+        details: details(["retryAfter": .integer(Int64(databaseUnavailableRetryAfter))])
+    ).retrying(after: databaseUnavailableRetryAfter)
 
     /// Seconds a client is told to wait after ``databaseUnavailable``.
     public static let databaseUnavailableRetryAfter = 5
@@ -48,17 +50,17 @@ extension RoostError {
         switch limit {
         case .references:
             RoostError(
-                status: 400, code: "too_many_references",
+                status: 400, code: .tooManyReferences,
                 message:
                     "A document holds at most \(limit.maximum) references (members whose value is {\"ffUrl\": …}); split them across objects."
             )
         case .groupMembers:
             RoostError(
-                status: 400, code: "too_many_group_members",
+                status: 400, code: .tooManyGroupMembers,
                 message: "A group lists at most \(limit.maximum) users; split them across groups.")
         case .blobMembers:
             RoostError(
-                status: 400, code: "too_many_blob_members",
+                status: 400, code: .tooManyBlobMembers,
                 message:
                     "An object holds at most \(limit.maximum) blobs; keep further blobs in objects of their own."
             )

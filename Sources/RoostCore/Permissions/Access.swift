@@ -173,14 +173,14 @@ public struct Access: Sendable {
 
 extension RoostError {
     static let groupGuidNotAllowed = RoostError(
-        status: 403, code: "group_guid_not_allowed",
+        status: 403, code: .groupGuidNotAllowed,
         message:
             "Only an administrator may choose a group's guid; create the group without one, or declare it under 'groups' in the app definition."
     )
 
     static func groupGuidRetired(_ guid: String) -> RoostError {
         RoostError(
-            status: 409, code: "group_guid_retired",
+            status: 409, code: .groupGuidRetired,
             message:
                 "A group with the guid '\(guid)' existed and was deleted; a group's guid is never used again.",
             details: details(["collection": .string(AppDefinition.groupCollection), "guid": .string(guid)]))
@@ -188,7 +188,7 @@ extension RoostError {
 
     static func collectionNotAllowed(_ collection: String) -> RoostError {
         RoostError(
-            status: 403, code: "collection_not_allowed",
+            status: 403, code: .collectionNotAllowed,
             message:
                 "The app definition does not declare the collection '\(collection)' and does not allow new ones; add it to roost.json.",
             details: details(["collection": .string(collection)]))

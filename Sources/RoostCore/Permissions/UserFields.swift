@@ -11,7 +11,7 @@ enum UserFields {
     static func checkChange(from old: JSONObject, to new: JSONObject, by access: Access) throws {
         for field in accountFields where old[field] != new[field] {
             throw RoostError(
-                status: 400, code: "read_only_field",
+                status: 400, code: .readOnlyField,
                 message: "'\(field)' is part of the account and cannot be changed through /ff/resources.",
                 details: RoostError.details(["field": .string(field)]))
         }
