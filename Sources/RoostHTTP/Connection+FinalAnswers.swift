@@ -3,10 +3,9 @@ import CLibEvent
 // Final answers: a protocol error, or a refusal that closes the connection without reading the
 // rest of the request.
 extension Connection {
-    func sendError(_ error: HTTPProtocolError, retryAfter: Int? = nil) {
+    func sendError(_ error: HTTPProtocolError) {
         var response = loop.server.configuration.errorBody(error)
         response.headers.set("Connection", "close")
-        if let retryAfter { response.headers.set("Retry-After", String(retryAfter)) }
         sendFinal(
             response,
             request: Request(method: HTTPMethod(rawValue: "-"), target: "-", remoteAddress: remoteAddress))

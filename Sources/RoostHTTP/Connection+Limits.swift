@@ -7,7 +7,7 @@ import Dispatch
 extension Connection {
     static let memoryBusy = HTTPProtocolError(
         status: 503, code: .serverBusy,
-        message: "The server holds too many request bytes; try again shortly.")
+        message: "The server holds too many request bytes; try again shortly.", retryAfter: 1)
 
     /// Counts what the parser holds against the server-wide budget; false when it grew past it.
     /// (The first ``ConnectionStateMachine/uncountedHeldBytes`` are not counted: ordinary
@@ -25,7 +25,8 @@ extension Connection {
     }
 
     static let uploadsBusy = HTTPProtocolError(
-        status: 503, code: .serverBusy, message: "Too many uploads are in progress; try again shortly.")
+        status: 503, code: .serverBusy, message: "Too many uploads are in progress; try again shortly.",
+        retryAfter: 5)
 
     /// Asks the responder whether a streamed request (or one with a large buffered body) may
     /// proceed, reading nothing meanwhile: no `100 Continue` and no byte of the body before it is

@@ -120,7 +120,7 @@ final class Connection: @unchecked Sendable {
                 UnsafeRawBufferPointer(start: bytes, count: length), now: DispatchTime.now().uptimeNanoseconds
             )
         else { return }
-        guard chargeHeldBytes() else { return sendError(Self.memoryBusy, retryAfter: 1) }
+        guard chargeHeldBytes() else { return sendError(Self.memoryBusy) }
         switch machine.afterRead() {
         case .parse:
             processBuffered()
@@ -151,7 +151,7 @@ final class Connection: @unchecked Sendable {
                         loop.server.uploads.acquire(
                             client, total: configuration.maxUploads,
                             perClient: configuration.maxUploadsPerClient)
-                    else { return sendError(Self.uploadsBusy, retryAfter: 5) }
+                    else { return sendError(Self.uploadsBusy) }
                     uploadSlotClient = client
                 }
                 // A large buffered body: whoever may not send it is refused before it is read.

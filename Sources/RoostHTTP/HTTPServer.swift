@@ -82,7 +82,9 @@ public final class HTTPServer: Sendable {
         var body: [UInt8] = Array("{\"status\":\(error.status),\"code\":\"\(error.code)\",\"message\":".utf8)
         body.append(contentsOf: jsonQuoted(error.message))
         body.append(contentsOf: Array(",\"details\":{}}".utf8))
-        return Response.json(error.status, body)
+        var response = Response.json(error.status, body)
+        if let seconds = error.retryAfter { response.headers.set("Retry-After", String(seconds)) }
+        return response
     }
 
     public let configuration: Configuration
@@ -127,18 +129,16 @@ public final class HTTPServer: Sendable {
             configuration.tls == nil
             ? nil : configuration.strictTransportSecurity.map { "Strict-Transport-Security: \($0)\r\n" }
         refusal = Self.serializedRefusal(
-            configuration.errorBody(
-                HTTPProtocolError(
-                    status: 503, code: .serverBusy,
-                    message: "The server has too many open connections; try again shortly.")),
-            retryAfter: 1)
+            HTTPProtocolError(
+                status: 503, code: .serverBusy,
+                message: "The server has too many open connections; try again shortly.", retryAfter: 1),
+            rendered: configuration.errorBody)
         clientRefusal = Self.serializedRefusal(
-            configuration.errorBody(
-                HTTPProtocolError(
-                    status: 503, code: .serverBusy,
-                    message:
-                        "Too many connections are open from your address; close some or try again shortly.")),
-            retryAfter: 5)
+            HTTPProtocolError(
+                status: 503, code: .serverBusy,
+                message: "Too many connections are open from your address; close some or try again shortly.",
+                retryAfter: 5),
+            rendered: configuration.errorBody)
     }
 
     /// The port the server listens on, once started.
@@ -253,17 +253,21 @@ public final class HTTPServer: Sendable {
         return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 
-    private static func serializedRefusal(_ response: Response, retryAfter: Int) -> [UInt8] {
+    private static func serializedRefusal(
+        _ error: HTTPProtocolError, rendered errorBody: (HTTPProtocolError) -> Response
+    ) -> [UInt8] {
+        let response = errorBody(error)
         var head = "HTTP/1.1 \(response.status) \(Response.reasonPhrase(for: response.status))\r\n"
         // One answer for every refused connection: a request id would be the same on all of them.
         for field in response.headers
         where !field.name.caseInsensitiveEquals("content-length")
             && !field.name.caseInsensitiveEquals(AccessLog.requestIDHeader)
+            && !field.name.caseInsensitiveEquals("retry-after")
         {
             head += "\(field.name): \(field.value)\r\n"
         }
         head +=
-            "Content-Length: \(response.body.count)\r\nRetry-After: \(retryAfter)\r\nConnection: close\r\n\r\n"
+            "Content-Length: \(response.body.count)\r\nRetry-After: \(error.retryAfter ?? 1)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + response.body
     }
 

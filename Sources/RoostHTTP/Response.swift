@@ -85,10 +85,13 @@ public struct HTTPProtocolError: Error, Sendable, Equatable {
     public let code: ErrorCode
     /// A human sentence saying what to do.
     public let message: String
+    /// Seconds the client should wait before trying again, sent as `Retry-After`.
+    public let retryAfter: Int?
 
-    public init(status: Int, code: ErrorCode, message: String) {
+    public init(status: Int, code: ErrorCode, message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 }

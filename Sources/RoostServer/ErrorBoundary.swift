@@ -87,7 +87,7 @@ struct ErrorBoundary: Sendable {
     /// The 507 answer for a streamed body that found the disk full, given by the HTTP layer.
     static let diskFull = HTTPProtocolError(
         status: 507, code: RoostError.insufficientStorage.code,
-        message: RoostError.insufficientStorage.message)
+        message: RoostError.insufficientStorage.message, retryAfter: RoostError.insufficientStorageRetryAfter)
 
     /// When "disk full" was last logged.
     private final class DiskFullLog: Sendable {
@@ -110,12 +110,10 @@ struct ErrorBoundary: Sendable {
 
     /// Protocol errors raised by the HTTP layer, in the same shape, with a request id of their own.
     func protocolResponse(_ error: HTTPProtocolError) -> Response {
-        let body = RoostError(status: error.status, code: error.code, message: error.message).jsonBody
-        var response = Response.json(error.status, body)
-        if error == Self.diskFull {
-            logDiskFull()
-            response.headers.set("Retry-After", String(RoostError.insufficientStorageRetryAfter))
-        }
+        var roostError = RoostError(status: error.status, code: error.code, message: error.message)
+        if let seconds = error.retryAfter { roostError = roostError.retrying(after: seconds) }
+        if error == Self.diskFull { logDiskFull() }
+        var response = Self.render(roostError)
         // The access log records the refusal under this id.
         response.headers.add(RequestIDs.header, requestIDs.next())
         return response
