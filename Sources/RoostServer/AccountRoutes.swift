@@ -9,18 +9,21 @@ struct AccountRoutes: Sendable {
     let accounts: AccountService
     let authenticator: Authenticator
 
-    func register(in router: inout APIRouter) {
+    func register(in routes: APIRoutes) {
         // Credentials and a profile are small: a large body is refused at its head, before anyone
         // is known, instead of being read and parsed for an anonymous caller.
-        let small: Admission = { _ in throw RoostError.accountBodyTooLarge }
-        router.router.on(.post, "/ff/register", admit: small) { try await register($0) }
-        router.router.on(.post, "/ff/login", admit: small) { try await login($0) }
-        router.router.on(.post, "/ff/tokens", admit: small) { try await createToken($0) }
-        router.router.on(.post, "/ff/logout", admit: small) { try await logout($0) }
-        router.router.on(.get, "/ff/session") { try await session($0) }
-        router.onLoggedIn(.get, "/ff/tokens") { try await listTokens($1) }
-        router.onLoggedIn(.get, "/ff/tokens/:id") { request, principal in
-            Response.json(
+        let small: @Sendable (Request, RequestContext) async throws -> Void = { _, _ in
+            throw RoostError.accountBodyTooLarge
+        }
+        routes.open.on(.post, "/ff/register", admit: small) { request, _ in try await register(request) }
+        routes.open.on(.post, "/ff/login", admit: small) { request, _ in try await login(request) }
+        routes.open.on(.post, "/ff/tokens", admit: small) { request, _ in try await createToken(request) }
+        routes.open.on(.post, "/ff/logout", admit: small) { request, _ in try await logout(request) }
+        routes.open.on(.get, "/ff/session") { request, _ in try await session(request) }
+        routes.loggedIn.on(.get, "/ff/tokens") { try await listTokens(try $1.user()) }
+        routes.loggedIn.on(.get, "/ff/tokens/:id") { request, context in
+            let principal = try context.user()
+            return Response.json(
                 200,
                 JSONWriter.bytes(
                     .object(
@@ -29,11 +32,12 @@ struct AccountRoutes: Sendable {
                                 id: try request.parameters.require("id"), for: principal),
                             current: principal))))
         }
-        router.onLoggedIn(.delete, "/ff/tokens/:id") { request, principal in
+        routes.loggedIn.on(.delete, "/ff/tokens/:id") { request, context in
+            let principal = try context.user()
             try await accounts.revokeToken(id: try request.parameters.require("id"), for: principal)
             return Response(status: 204)
         }
-        router.onLoggedIn(.post, "/ff/password") { try await changePassword($0, $1) }
+        routes.loggedIn.on(.post, "/ff/password") { try await changePassword($0, try $1.user()) }
     }
 
     private func register(_ request: Request) async throws -> Response {

@@ -7,8 +7,9 @@ import RoostJSON
 struct AdminRoutes: Sendable {
     let accounts: AccountService
 
-    func register(in router: inout APIRouter) {
-        router.onLoggedIn(.get, "/ff/admin/sessions") { request, principal in
+    func register(in routes: APIRoutes) {
+        routes.loggedIn.on(.get, "/ff/admin/sessions") { request, context in
+            let principal = try context.user()
             guard let user = request.queryParameter("user"), !user.isEmpty else {
                 throw RoostError.invalidParameter(
                     "user", "Name the user whose sessions to list: ?user={guid}.")
@@ -19,7 +20,8 @@ struct AdminRoutes: Sendable {
             return Response.json(
                 200, JSONWriter.bytes(.object(JSONObject(uniqueMembers: [("items", .array(items))]))))
         }
-        router.onLoggedIn(.delete, "/ff/admin/sessions/:id") { request, principal in
+        routes.loggedIn.on(.delete, "/ff/admin/sessions/:id") { request, context in
+            let principal = try context.user()
             try await accounts.revokeSession(id: try request.parameters.require("id"), by: principal)
             return Response(status: 204)
         }

@@ -70,8 +70,9 @@ public final class Application: Sendable {
         let authenticator = Authenticator(accounts: accounts)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         let boundary = ErrorBoundary(logger: logger, requestIDs: requestIDs)
-        var router = APIRouter(
-            router: Router(errorResponse: boundary.response), authenticator: authenticator,
+        let table = RouteTable(Router(errorResponse: boundary.response))
+        let routes = APIRoutes(
+            table: table, authenticator: authenticator,
             idempotentWrites: IdempotentWrites(
                 service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)))
         var objects = ObjectService(
@@ -94,36 +95,36 @@ public final class Application: Sendable {
         self.blobIO = blobIO
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
-        ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: &router)
-        AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: &router)
-        AdminRoutes(accounts: accounts).register(in: &router)
+        ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
+        AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
+        AdminRoutes(accounts: accounts).register(in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,
             tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
             refreshCaller: { [accounts] caller in await accounts.refreshed(caller) },
             logger: { [logger] line in logger.error(line) })
-        EventRoutes(feed: changeFeed).register(in: &router)
+        EventRoutes(feed: changeFeed).register(in: routes)
         Self.extensionRoutes(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
             definitions: definitions, logger: logger
-        ).register(in: &router)
+        ).register(in: routes)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
             authenticator: authenticator, metricsAllowed: configuration.metricsAllowed
-        ).register(in: &router.router)
+        ).register(in: routes)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         // Larger bodies wait at their head until the route has checked the caller: a request
         // refused anyway costs no read, no parse and no memory.
         limits.announcedBodiesOver = Self.bodiesCheckedAtTheirHeadOver
         let maxBlobBytes = configuration.maxBlobBytes
-        let routes = router.router
-        assert(routes.conflicts.isEmpty, "routes that can never be chosen: \(routes.conflicts)")
+        let router = table.router
+        assert(router.conflicts.isEmpty, "routes that can never be chosen: \(router.conflicts)")
         let appPrefix = configuration.appPrefix
         limits.streamedBodyLimit = { [definitions] head in
             // Routed as the router will see it, so that the request is routed once.
             let prefix = appPrefix ?? definitions.definition.hosting.appPrefix
-            head.route = routes.route(FatFractalDialect.removingAppPrefix(head, prefix))
+            head.route = router.route(FatFractalDialect.removingAppPrefix(head, prefix))
             return head.route?.route.streamsBody == true ? maxBlobBytes : nil
         }
         var httpConfiguration = HTTPServer.Configuration(
@@ -149,7 +150,7 @@ public final class Application: Sendable {
         httpConfiguration.tls = tls
         if !configuration.strictTransportSecurity { httpConfiguration.strictTransportSecurity = nil }
         let frontDoor = FrontDoor(
-            router: router.router, requestIDs: requestIDs,
+            router: router, requestIDs: requestIDs,
             cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
         let server = HTTPServer(
             configuration: httpConfiguration,

@@ -34,57 +34,23 @@ struct Authenticator: Sendable {
     }
 }
 
-/// A router whose handlers receive the request's principal.
-struct APIRouter {
-    var router: Router
-    let authenticator: Authenticator
-    let idempotentWrites: IdempotentWrites
+/// The API's route groups: every route sees its caller (a bad token is refused at the head),
+/// writes honour `Idempotency-Key`, and some routes are for logged-in users only.
+struct APIRoutes {
+    /// No middleware: routes that read credentials themselves (login, registration).
+    let open: RouteGroup
+    /// The caller authenticated, and a large body's parse reserved.
+    let api: RouteGroup
+    /// ``api`` with `Idempotency-Key`.
+    let writes: RouteGroup
+    /// ``api`` for logged-in users only.
+    let loggedIn: RouteGroup
 
-    /// Adds a route whose handler gets the principal (nil when anonymous); `admit` checks a
-    /// streamed request's head, with its principal, before its body is read.
-    mutating func on(
-        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
-        admit: (@Sendable (Request, Principal?) async throws -> Void)? = nil,
-        _ handler: @escaping @Sendable (Request, Principal?) async throws -> Response
-    ) {
-        // Every route checks the caller when a large body's head arrives (see
-        // `RequestLimits.announcedBodiesOver`): a bad token is refused before the body is read.
-        let admission: Admission = { [authenticator] request in
-            let principal = try await authenticator.principal(for: request)
-            try await admit?(request, principal)
-        }
-        router.on(method, pattern, streamingBody: streamingBody, admit: admission) {
-            [authenticator] request in
-            let principal = try await authenticator.principal(for: request)
-            let reserved = try ParsedBodyReservation.reserve(for: request)
-            defer { reserved.map { request.heldBytes?.release($0) } }
-            return try await handler(request, principal)
-        }
-    }
-
-    /// Adds a write route that honours `Idempotency-Key`; the handler gets the key to mark as
-    /// run in its write's transaction.
-    mutating func onWrite(
-        _ method: HTTPMethod, _ pattern: String, streamingBody: Bool = false,
-        admit: (@Sendable (Request, Principal?) async throws -> Void)? = nil,
-        _ handler: @escaping @Sendable (Request, Principal?, IdempotencyMark?) async throws -> Response
-    ) {
-        on(method, pattern, streamingBody: streamingBody, admit: admit) {
-            [idempotentWrites] request, principal in
-            try await idempotentWrites.respond(to: request, principal: principal, handler)
-        }
-    }
-
-    /// Adds a route that needs a logged-in user.
-    mutating func onLoggedIn(
-        _ method: HTTPMethod, _ pattern: String,
-        _ handler: @escaping @Sendable (Request, Principal) async throws -> Response
-    ) {
-        on(method, pattern, admit: { if $1 == nil { throw RoostError.loginRequired } }) {
-            request, principal in
-            guard let principal else { throw RoostError.loginRequired }
-            return try await handler(request, principal)
-        }
+    init(table: RouteTable, authenticator: Authenticator, idempotentWrites: IdempotentWrites) {
+        open = RouteGroup(table: table, middleware: [])
+        api = open.grouped(Authentication(authenticator: authenticator), BodyReservation())
+        writes = api.grouped(idempotentWrites)
+        loggedIn = api.grouped(LoginRequired())
     }
 }
 

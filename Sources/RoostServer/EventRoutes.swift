@@ -6,8 +6,9 @@ import RoostHTTP
 struct EventRoutes: Sendable {
     let feed: ChangeFeed
 
-    func register(in router: inout APIRouter) {
-        router.on(.get, "/ff/events") { [feed] request, principal in
+    func register(in routes: APIRoutes) {
+        routes.api.on(.get, "/ff/events") { [feed] request, context in
+            let principal = context.principal
             let subscriptions = try Self.subscriptions(in: request)
             let resumeAfter = try Self.position(in: request)
             let stream = ResponseStream(bufferLimit: feed.limits.bufferedBytes)

@@ -9,31 +9,39 @@ struct ObjectRoutes: Sendable {
     let service: ObjectService
     let blobs: BlobRoutes
 
-    func register(in router: inout APIRouter) {
-        router.onWrite(.post, "/ff/resources/:collection", admit: { try await admitCreate($0, $1) }) {
-            try await create($0, $1, $2)
-        }
-        router.on(.get, "/ff/resources/:collection") { try await list($0, $1) }
-        router.on(.get, "/ff/resources/:collection/:guid") { try await read($0, $1) }
-        router.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1) }
+    func register(in routes: APIRoutes) {
+        routes.writes.on(
+            .post, "/ff/resources/:collection", admit: { try await admitCreate($0, $1.principal) }
+        ) { try await create($0, $1.principal, $1.idempotency) }
+        routes.api.on(.get, "/ff/resources/:collection") { try await list($0, $1.principal) }
+        routes.api.on(.get, "/ff/resources/:collection/:guid") { try await read($0, $1.principal) }
+        routes.api.on(.get, "/ff/resources/:collection/:guid/:member") { try await member($0, $1.principal) }
         // A query holding '/' (in a string) spans several path segments.
-        router.on(.get, "/ff/resources/:collection/*query") { request, principal in
-            try await find(request, principal, query: try request.parameters.require("query"))
+        routes.api.on(.get, "/ff/resources/:collection/*query") { request, context in
+            try await find(request, context.principal, query: try request.parameters.require("query"))
         }
-        router.onWrite(.put, "/ff/resources/:collection/:guid") { try await replace($0, $1, $2) }
-        router.onWrite(.patch, "/ff/resources/:collection/:guid") { try await patch($0, $1, $2) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid") { try await delete($0, $1, $2) }
-        router.onWrite(.put, "/ff/resources/:collection/:guid/ffACL") { try await setACL($0, $1, $2) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid/ffACL") {
-            try await removeACL($0, $1, $2)
+        routes.writes.on(.put, "/ff/resources/:collection/:guid") {
+            try await replace($0, $1.principal, $1.idempotency)
+        }
+        routes.writes.on(.patch, "/ff/resources/:collection/:guid") {
+            try await patch($0, $1.principal, $1.idempotency)
+        }
+        routes.writes.on(.delete, "/ff/resources/:collection/:guid") {
+            try await delete($0, $1.principal, $1.idempotency)
+        }
+        routes.writes.on(.put, "/ff/resources/:collection/:guid/ffACL") {
+            try await setACL($0, $1.principal, $1.idempotency)
+        }
+        routes.writes.on(.delete, "/ff/resources/:collection/:guid/ffACL") {
+            try await removeACL($0, $1.principal, $1.idempotency)
         }
         // Any other member is a blob, whose bytes stream to disk as they arrive.
-        router.onWrite(
+        routes.writes.on(
             .put, "/ff/resources/:collection/:guid/:member", streamingBody: true,
-            admit: { try await blobs.admitUpload($0, $1) }
-        ) { try await blobs.upload($0, $1, $2) }
-        router.onWrite(.delete, "/ff/resources/:collection/:guid/:member") {
-            try await blobs.delete($0, $1, $2)
+            admit: { try await blobs.admitUpload($0, $1.principal) }
+        ) { try await blobs.upload($0, $1.principal, $1.idempotency) }
+        routes.writes.on(.delete, "/ff/resources/:collection/:guid/:member") {
+            try await blobs.delete($0, $1.principal, $1.idempotency)
         }
     }
 

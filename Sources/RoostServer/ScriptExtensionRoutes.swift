@@ -68,10 +68,10 @@ struct ScriptExtensionRoutes: Sendable {
         self.limits = limits
     }
 
-    func register(in router: inout APIRouter) {
+    func register(in routes: APIRoutes) {
         for method in [HTTPMethod.get, .post, .put, .patch, .delete] {
-            router.on(method, Self.pattern, admit: { try admitted($0, $1) }) { request, principal in
-                try await run(request, principal)
+            routes.api.on(method, Self.pattern, admit: { _ = try admitted($0, $1.principal) }) {
+                try await run($0, $1.principal)
             }
         }
     }

@@ -17,11 +17,11 @@ struct SystemRoutes: Sendable {
     let authenticator: Authenticator
     let metricsAllowed: TrustedProxies
 
-    func register(in router: inout Router) {
-        router.on(.get, "/health") { _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
-        router.on(.get, "/metrics") {
+    func register(in routes: APIRoutes) {
+        routes.open.on(.get, "/health") { _, _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
+        routes.open.on(.get, "/metrics") {
             [metrics, storage, blobStorage, feed, scripts, asyncHandlers, authenticator, metricsAllowed]
-            request in
+            request, _ in
             if !metricsAllowed.contains(request.remoteAddress) {
                 guard try await authenticator.principal(for: request)?.isAdmin == true else {
                     throw RoostError.metricsNotAllowed
