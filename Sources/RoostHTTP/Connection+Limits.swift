@@ -1,6 +1,21 @@
 import CLibEvent
 import Dispatch
 
+extension HTTPServer {
+    /// The request a head and body make, from a client at `remoteAddress`, as handlers see it.
+    func request(from head: RequestHead, body: [UInt8], remoteAddress: String) -> Request {
+        var request = Request(
+            method: HTTPMethod(rawValue: head.method), target: head.target,
+            headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
+            remoteAddress: remoteAddress)
+        request.routeMatch = head.route
+        if configuration.tls != nil { request.scheme = "https" }
+        request.heldBytes = heldBytes
+        request.believeForwardingHeaders(from: configuration.trustedProxies)
+        return request
+    }
+}
+
 // The limits a connection shares with the others: request bytes held in memory, and streamed
 // bodies (uploads), which are admitted by the responder at their head, counted in the server's
 // upload slots, and held to a minimum rate.
@@ -80,15 +95,7 @@ extension Connection {
     }
 
     func makeRequest(_ head: RequestHead, body: [UInt8]) -> Request {
-        var request = Request(
-            method: HTTPMethod(rawValue: head.method), target: head.target,
-            headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }), body: body,
-            remoteAddress: remoteAddress)
-        request.routeMatch = head.route
-        if loop.server.configuration.tls != nil { request.scheme = "https" }
-        request.heldBytes = loop.server.heldBytes
-        request.believeForwardingHeaders(from: loop.server.configuration.trustedProxies)
-        return request
+        loop.server.request(from: head, body: body, remoteAddress: remoteAddress)
     }
 
     /// The client an upload counts against: the socket peer, or the client a trusted proxy names.

@@ -141,6 +141,9 @@ public final class HTTPServer: Sendable {
             rendered: configuration.errorBody)
     }
 
+    /// The running loops; empty before start and after shutdown.
+    var runningLoops: [EventLoop] { state.withLock { $0.loops } }
+
     /// The port the server listens on, once started.
     public var port: Int { state.withLock { $0.port } }
 

@@ -280,6 +280,12 @@ public final class Application: Sendable {
     /// The port listened on, useful when the configuration asked for port 0.
     public var port: Int { server.port }
 
+    /// Answers one request given as its wire bytes without a socket, through everything a
+    /// connection's request goes through (see ``HTTPServer/exchange(_:from:)``): for tests.
+    public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") async -> [UInt8] {
+        await server.exchange(bytes, from: remoteAddress)
+    }
+
     /// Bytes of requests the server holds now: received and unanswered, and reserved for parsing.
     public var heldRequestBytes: Int { server.heldBytes.current }
 

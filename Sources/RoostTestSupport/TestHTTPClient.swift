@@ -64,7 +64,14 @@ public final class RawConnection: @unchecked Sendable {
         setTimeout(timeout)
     }
 
-    deinit { close(fd) }
+    /// A "connection" that has already received `answer` and then closed: reads parse it as
+    /// they parse a socket's bytes.
+    public init(received answer: [UInt8]) {
+        fd = -1
+        buffer = answer
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
 
     /// Changes how long a read may wait.
     public func setTimeout(_ seconds: Double) {
@@ -215,25 +222,45 @@ public final class RawConnection: @unchecked Sendable {
 /// Swift's cooperative threads so a test cannot starve the server it talks to.
 public struct TestHTTPClient: Sendable {
     public let port: Int
+    /// Answers requests without a socket when set (see ``TestTransport``).
+    let exchange: (@Sendable ([UInt8]) async -> [UInt8])?
     /// How long a response may take. Generous: a login on a real binary hashes with Argon2id on
     /// low-priority threads, which a machine busy with the whole parallel suite can hold back for
     /// seconds; a request that truly hangs still fails.
     public var timeout: Double = 30
 
-    public init(port: Int) { self.port = port }
+    /// A client that connects to `port` for every request.
+    public init(port: Int) {
+        self.port = port
+        exchange = nil
+    }
+
+    /// A client whose requests go through `exchange` as wire bytes, no socket between; `port`
+    /// is the server's, for tests that also open connections of their own.
+    public init(port: Int, exchange: @escaping @Sendable ([UInt8]) async -> [UInt8]) {
+        self.port = port
+        self.exchange = exchange
+    }
+
+    /// Whether requests skip the socket.
+    public var isInProcess: Bool { exchange != nil }
 
     /// Sends a request and reads the response.
     public func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
     ) async throws -> TestResponse {
         let (port, timeout) = (self.port, self.timeout)
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        let request = Array(head.utf8) + (body ?? [])
+        if let exchange {
+            return try RawConnection(received: await exchange(request)).readResponse(head: method == "HEAD")
+        }
         return try await offCooperativePool {
             let connection = try RawConnection(port: port, timeout: timeout)
-            var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-            for (name, value) in headers { head += "\(name): \(value)\r\n" }
-            if let body { head += "Content-Length: \(body.count)\r\n" }
-            head += "\r\n"
-            connection.send(Array(head.utf8) + (body ?? []))
+            connection.send(request)
             return try connection.readResponse(head: method == "HEAD")
         }
     }

@@ -7,14 +7,35 @@ import RoostServer
 /// of users from 127.0.0.1); the registration throttle's tests set their own limit.
 public let testRegistrationsPerAddress = 1_000_000
 
+/// How a test's requests reach its server: through the responder chain as wire bytes, with no
+/// socket (the default for the API suites: they test answers, not connections), or over TCP (the
+/// wire suites, and every suite when `ROOST_TEST_TRANSPORT=live`).
+public enum TestTransport: String, Sendable {
+    case inProcess = "in-process"
+    case live
+
+    /// `ROOST_TEST_TRANSPORT` (`live` or `in-process`), else in-process.
+    public static var current: TestTransport {
+        ProcessInfo.processInfo.environment["ROOST_TEST_TRANSPORT"].flatMap(TestTransport.init(rawValue:))
+            ?? .inProcess
+    }
+}
+
 /// A Roost server for one test: a fresh temporary data folder and an ephemeral port.
 public final class TestServer: Sendable {
     public let application: Application
     public let dataDirectory: String
+    /// Sends each request through the server's ``TestTransport``.
     public let client: TestHTTPClient
+    /// Sends each request over a real connection, whatever the transport.
+    public let liveClient: TestHTTPClient
 
-    /// Starts a server; `configure` may change the configuration first.
-    public init(dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in })
+    /// Starts a server; `configure` may change the configuration first. The server listens in
+    /// either transport; `transport` decides how ``client`` reaches it.
+    public init(
+        dataDirectory: String? = nil, transport: TestTransport = .current,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    )
         async throws
     {
         let directory = dataDirectory ?? TestServer.makeTemporaryDirectory()
@@ -42,7 +63,14 @@ public final class TestServer: Sendable {
         application = try Application(configuration: configuration)
         try await application.start()
         self.dataDirectory = directory
-        client = TestHTTPClient(port: application.port)
+        liveClient = TestHTTPClient(port: application.port)
+        switch transport {
+        case .live:
+            client = liveClient
+        case .inProcess:
+            client = TestHTTPClient(port: application.port) { [application] in await application.exchange($0)
+            }
+        }
     }
 
     /// The port the server listens on.
