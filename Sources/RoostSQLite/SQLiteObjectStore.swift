@@ -66,20 +66,25 @@ extension SQLObjectStore where Database == SQLiteDatabase {
     }
 
     /// Rows of `group_members` for the groups matching `condition` (on `o`): each element of
-    /// `users` that is a user guid or a reference to an `FFUser`.
+    /// `users` that is a user guid or a reference to an `FFUser`. Migration 4's SQL, so the names
+    /// are written out: what already ran never changes (writes derive the rows in ``DerivedRows``).
     static func groupMembersInsert(matching condition: SQL) -> SQL {
         """
         INSERT OR IGNORE INTO group_members (group_guid, user_guid)
         SELECT o.guid, CASE u.type WHEN 'text' THEN u.value ELSE substr(json_extract(u.value, '$.ffUrl'), 22) END
         FROM objects AS o, json_each(o.document, '$.users') AS u
-        WHERE o.collection = '\(raw: DerivedRows.groupCollection)' AND \(condition)
+        WHERE o.collection = 'FFUserGroup' AND \(condition)
         AND (u.type = 'text' OR (u.type = 'object' AND json_extract(u.value, '$.ffUrl') LIKE '/ff/resources/FFUser/%'))
         """
     }
 
     /// Opens `roost.sqlite` in `directory` on its own; ``SQLiteStorage`` opens it for every store.
-    public convenience init(directory: String, durability: Durability = .normal) throws {
-        self.init(database: try SQLiteStorage.openDatabase(directory: directory, durability: durability))
+    public convenience init(
+        directory: String, collections: AccountCollections, durability: Durability = .normal
+    ) throws {
+        self.init(
+            database: try SQLiteStorage.openDatabase(directory: directory, durability: durability),
+            collections: collections)
     }
 }
 

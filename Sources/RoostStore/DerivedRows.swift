@@ -18,11 +18,9 @@ public struct DerivedRows: Sendable {
         references = []
     }
 
-    /// The collection whose objects define groups.
-    public static let groupCollection = "FFUserGroup"
-
-    public init(of object: StoredObject) {
-        let isGroup = object.collection == Self.groupCollection
+    /// The rows of `object`; `collections` (the domain's) says which objects are groups.
+    public init(of object: StoredObject, collections: AccountCollections) {
+        let isGroup = object.collection == collections.groups
         let mayHoldBlobs = Self.mayHoldBlobs(object.document)
         let mayHoldReferences = ObjectReference.mayBeIn(object.document)
         groupMembers = isGroup ? [] : nil
@@ -31,16 +29,18 @@ public struct DerivedRows: Sendable {
         guard isGroup || mayHoldBlobs || mayHoldReferences,
             case .object(let document)? = try? JSONParser.parse(object.document)
         else { return }
-        if isGroup { groupMembers = Self.users(document["users"]) }
+        if isGroup {
+            let prefix = Array(collections.userReferencePrefix.lowercased().utf8)
+            groupMembers = Self.users(document[collections.groupMembers], referencePrefix: prefix)
+        }
         if mayHoldBlobs { blobReferences = Self.blobs(document) }
         if mayHoldReferences { references = ObjectReference.all(in: document) }
     }
 
-    private static let userURLPrefix = Array("/ff/resources/ffuser/".utf8)
-
-    /// The user guids of a group's `users`: each element that is a guid or a reference to an
-    /// `FFUser`, read as `json_each` reads it (an object's values, a lone value as itself).
-    static func users(_ value: JSONValue?) -> [String] {
+    /// The user guids of a group's members: each element that is a guid or a reference whose
+    /// URL starts with `referencePrefix` (lowercased), read as `json_each` reads it (an object's
+    /// values, a lone value as itself).
+    static func users(_ value: JSONValue?, referencePrefix: [UInt8]) -> [String] {
         let elements: [JSONValue]
         switch value {
         case nil: elements = []
@@ -55,10 +55,10 @@ public struct DerivedRows: Sendable {
                 guard let url = reference["ffUrl"]?.stringValue else { return nil }
                 // The path's case does not matter, as with SQL's LIKE.
                 let bytes = Array(url.utf8)
-                guard bytes.count >= userURLPrefix.count,
-                    zip(bytes, userURLPrefix).allSatisfy({ lowercased($0) == $1 })
+                guard bytes.count >= referencePrefix.count,
+                    zip(bytes, referencePrefix).allSatisfy({ lowercased($0) == $1 })
                 else { return nil }
-                return String(decoding: bytes[userURLPrefix.count...], as: UTF8.self)
+                return String(decoding: bytes[referencePrefix.count...], as: UTF8.self)
             default: return nil
             }
         }

@@ -237,8 +237,8 @@ struct SharedDispatcherTests {
     @Test("two instances' dispatchers on one database never both run one change")
     func oneDispatcherAtATime() async throws {
         try await PostgresTestDatabase.with { test in
-            let one = try PostgresStorage(configuration: test.configuration)
-            let two = try PostgresStorage(configuration: test.configuration)
+            let one = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
+            let two = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
             let probes = [HandlerProbe(), HandlerProbe()]
             let dispatchers = [
                 dispatcher(one, probes[0], holder: "one", batch: 4),

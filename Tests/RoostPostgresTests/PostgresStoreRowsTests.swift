@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostQuery
 import RoostStore
 import RoostTestSupport
@@ -146,7 +147,8 @@ struct PostgresStoreRowsTests {
             try $0.execute("CREATE DATABASE \(name) TEMPLATE template0 ENCODING 'LATIN1' LOCALE 'C'")
         }
         #expect {
-            _ = try PostgresStorage(configuration: server.replacingDatabase(with: name))
+            _ = try PostgresStorage(
+                configuration: server.replacingDatabase(with: name), collections: .builtIn)
         } throws: { error in
             "\(error)".contains("Roost needs a database with UTF8 encoding, not LATIN1")
         }
