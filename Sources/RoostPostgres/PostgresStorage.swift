@@ -21,14 +21,6 @@ public final class PostgresStorage: Storage {
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
-    /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, shared
-    /// state 40–49, the change log 50–59, blobs 60–69 (the tables exist whichever blob store is
-    /// chosen), the script outbox 70–79.
-    public static let migrations =
-        PostgresObjectStore.migrations + PostgresAccountStore.migrations + PostgresIdempotencyStore.migrations
-        + PostgresLoginThrottleStore.migrations + PostgresDefinitionStore.migrations
-        + PostgresChangeLog.migrations + PostgresBlobStorage.migrations + PostgresScriptOutbox.migrations
-
     /// Connects, migrates and starts the pool (blocking: at startup only). `listening` starts a
     /// connection that hears other instances' commits, which a server needs and a command not.
     /// `collections` are the domain's users and groups.

@@ -32,12 +32,6 @@ public final class SQLiteStorage: Storage {
         await database.close()
     }
 
-    /// The whole schema, in order.
-    public static let migrations =
-        SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
-        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations + SQLiteChangeLog.migrations
-        + SQLiteScriptOutbox.migrations + SQLiteObjectStore.referenceMigrations
-
     /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
     public static let fileName = "roost.sqlite"
 
