@@ -6,6 +6,7 @@ import RoostTestSupport
 import Synchronization
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// What a dispatcher's `run` saw, a clock the test moves, and how often each event fails first.
