@@ -87,8 +87,7 @@ let package = Package(
             name: "RoostServer",
             dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostStore", "RoostScripts"]),
         // Where a server is composed: the drivers chosen for the configuration.
-        .target(
-            name: "RoostDrivers", dependencies: ["RoostServer", "RoostStore", "RoostSQLite", "RoostPostgres"]),
+        .target(name: "RoostDrivers", dependencies: ["RoostServer", "RoostCore", "RoostStore", "RoostSQLite", "RoostPostgres"]),
         .executableTarget(
             name: "roost",
             dependencies: [

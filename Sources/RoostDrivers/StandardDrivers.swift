@@ -1,3 +1,4 @@
+import RoostCore
 import RoostPostgres
 import RoostSQLite
 import RoostServer
@@ -11,14 +12,15 @@ public struct StandardDrivers: StorageDrivers {
     public func openStorage(_ configuration: ServerConfiguration) throws -> any Storage {
         guard let url = configuration.databaseURL else {
             return try SQLiteStorage(
-                directory: configuration.dataDirectory, durability: configuration.durability,
+                directory: configuration.dataDirectory, collections: .builtIn,
+                durability: configuration.durability,
                 readLimits: configuration.readLimits)
         }
         var postgres = try PostgresConfiguration(connectionString: url)
         postgres.poolSize = configuration.databaseConnections
         postgres.idleConnectionTimeout = configuration.databaseIdleTimeout
         postgres.statementTimeout = configuration.readLimits.timeout
-        return try PostgresStorage(configuration: postgres)
+        return try PostgresStorage(configuration: postgres, collections: .builtIn)
     }
 
     /// Blob I/O threads: 2 for files (a rename, an open); as many as the database store has

@@ -30,27 +30,6 @@ public final class PostgresBlobStorage: BlobStorage {
     /// Connections the store opens at most (the blob I/O workers, the sweep, a spare).
     public static let defaultConnections = 4
 
-    /// The tables, in the blob range of migration versions (60–69). Chunks are stored without
-    /// compression (`STORAGE EXTERNAL`): blobs are mostly compressed already (images, archives).
-    public static let migrations = [
-        Migration(
-            version: 60, name: "blob files in the database",
-            sql: """
-                CREATE TABLE blob_files (
-                    sha256 text PRIMARY KEY,
-                    size bigint NOT NULL CHECK (size >= 0),
-                    created_at bigint NOT NULL
-                );
-                CREATE TABLE blob_chunks (
-                    sha256 text NOT NULL REFERENCES blob_files (sha256) ON DELETE CASCADE,
-                    chunk_index integer NOT NULL CHECK (chunk_index >= 0),
-                    bytes bytea NOT NULL,
-                    PRIMARY KEY (sha256, chunk_index)
-                );
-                ALTER TABLE blob_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL;
-                """)
-    ]
-
     /// Temporary files for uploads and fetches (`DATA/blobs/tmp`, named with the process id).
     private let local: FileBlobStorage
     /// The cache's bound in bytes.

@@ -32,40 +32,6 @@ extension SQLChangeLog where Database == PostgresDatabase {
     /// The channel every commit that logs a change notifies.
     public static var channel: String { "roost_changes" }
 
-    public static var migrations: [Migration] {
-        [
-            Migration(
-                version: 50, name: "change log",
-                sql: """
-                    CREATE TABLE change_counter (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
-                    INSERT INTO change_counter VALUES (1, 0);
-                    CREATE TABLE changes (
-                        seq bigint PRIMARY KEY,
-                        collection text COLLATE "C" NOT NULL,
-                        guid text COLLATE "C" NOT NULL,
-                        operation text NOT NULL,
-                        version bigint NOT NULL,
-                        at bigint NOT NULL,
-                        document text,
-                        acl text,
-                        previous_document text,
-                        previous_acl text
-                    );
-                    \(logChangeFunction(recordingDeleter: false))
-                    CREATE CONSTRAINT TRIGGER change_log_objects AFTER INSERT OR UPDATE OR DELETE ON objects
-                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                    CREATE CONSTRAINT TRIGGER change_log_tokens AFTER DELETE ON tokens
-                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION roost_log_change();
-                    """),
-            Migration(
-                version: 51, name: "who deleted an object, in its change",
-                sql: """
-                    ALTER TABLE changes ADD COLUMN actor text;
-                    \(logChangeFunction(recordingDeleter: true))
-                    """),
-        ]
-    }
-
     /// The trigger function that appends a write's entry; from migration 51 a delete's entry
     /// records who deleted the object, which the store sets for its transaction (`roost.actor`).
     static func logChangeFunction(recordingDeleter: Bool) -> String {

@@ -9,19 +9,6 @@ public final class PostgresDefinitionStore: SharedDefinitionStore {
     /// The channel a change of the stored definition notifies.
     public static let channel = "roost_app_definition"
 
-    public static let migrations = [
-        Migration(
-            version: 41, name: "app definition",
-            sql: """
-                CREATE TABLE roost_app_definition (
-                    id integer PRIMARY KEY CHECK (id = 1),
-                    revision bigint NOT NULL,
-                    text text NOT NULL,
-                    applied_at bigint NOT NULL
-                );
-                """)
-    ]
-
     /// `listener` hears other instances' changes; without one, observers are never called.
     public init(database: PostgresDatabase, listener: PostgresListener?) {
         self.database = database

@@ -150,12 +150,12 @@ extension PostgresDialect {
         "SELECT min(id), max(id) FROM objects WHERE collection = \(collection)"
     }
 
-    public static func accessFacts(of userGuid: String) -> SQL {
+    public static func accessFacts(of userGuid: String, in users: String) -> SQL {
         """
         SELECT coalesce(doc -> 'admin' = 'true'::jsonb, false)::int,
         ((doc -> 'active') IS DISTINCT FROM 'false'::jsonb)::int,
         (SELECT string_agg(group_guid, chr(31) ORDER BY group_guid) FROM group_members WHERE user_guid = \(userGuid))
-        FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+        FROM objects WHERE collection = \(users) AND guid = \(userGuid)
         """
     }
 

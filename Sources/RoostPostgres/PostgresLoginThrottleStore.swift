@@ -5,19 +5,6 @@ import Synchronization
 /// counts the same failures: one row per key (an account or an address) with its recent times,
 /// updated by an atomic upsert. Rows whose failures have all expired are deleted now and then.
 public final class PostgresLoginThrottleStore: LoginFailureStore {
-    /// The table, in the shared-state range of migration versions (40–49).
-    public static let migrations = [
-        Migration(
-            version: 40, name: "login failures",
-            sql: """
-                CREATE TABLE roost_login_failures (
-                    key text PRIMARY KEY,
-                    times bigint[] NOT NULL,
-                    last_failure bigint NOT NULL
-                );
-                CREATE INDEX roost_login_failures_last ON roost_login_failures (last_failure);
-                """)
-    ]
 
     /// Milliseconds between two sweeps of expired rows by this instance.
     public static let sweepInterval: Int64 = 60_000

@@ -1,65 +1,8 @@
 import RoostStore
 
-/// The object store's schema on PostgreSQL: versions 1–19.
+/// What migration 1 creates on PostgreSQL (its step is listed in `PostgresMigrations.swift`):
+/// the functions queries read JSON with, and the objects table.
 extension SQLObjectStore where Database == PostgresDatabase {
-    public static var migrations: [Migration] {
-        [
-            Migration(version: 1, name: "objects", sql: schemaFunctions + objectsTable),
-            Migration(
-                version: 2, name: "group members",
-                sql: """
-                    CREATE TABLE group_members (
-                        user_guid text COLLATE "C" NOT NULL,
-                        group_guid text COLLATE "C" NOT NULL,
-                        PRIMARY KEY (user_guid, group_guid)
-                    );
-                    CREATE INDEX group_members_by_group ON group_members (group_guid);
-                    """),
-            Migration(
-                version: 3, name: "blob references and claims",
-                sql: """
-                    CREATE TABLE blob_refs (
-                        collection text COLLATE "C" NOT NULL,
-                        guid text COLLATE "C" NOT NULL,
-                        member text COLLATE "C" NOT NULL,
-                        sha256 text COLLATE "C" NOT NULL,
-                        PRIMARY KEY (collection, guid, member)
-                    );
-                    CREATE INDEX blob_refs_by_sha256 ON blob_refs (sha256);
-                    CREATE TABLE blob_claims (
-                        sha256 text COLLATE "C" PRIMARY KEY,
-                        claimed_at bigint NOT NULL
-                    );
-                    """),
-            // PostgreSQL cuts names at 63 bytes, so a long field index gets a hashed name and this
-            // table keeps what each one indexes.
-            Migration(
-                version: 4, name: "field indexes",
-                sql: """
-                    CREATE TABLE field_indexes (
-                        name text COLLATE "C" PRIMARY KEY,
-                        collection text COLLATE "C" NOT NULL,
-                        field text COLLATE "C" NOT NULL,
-                        index_name text COLLATE "C" NOT NULL UNIQUE
-                    );
-                    """),
-            // Each reference's target, derived in Swift before the write (`ObjectReference`):
-            // queries through references seek it instead of parsing `ffUrl`s.
-            Migration(
-                version: 5, name: "object references",
-                sql: """
-                    CREATE TABLE object_refs (
-                        owner_collection text COLLATE "C" NOT NULL,
-                        owner_guid text COLLATE "C" NOT NULL,
-                        path text COLLATE "C" NOT NULL,
-                        target_collection text COLLATE "C" NOT NULL,
-                        target_guid text COLLATE "C" NOT NULL,
-                        PRIMARY KEY (owner_collection, owner_guid, path)
-                    );
-                    """, then: ObjectReferencesBackfill()),
-        ]
-    }
-
     /// `objects` as the contract gives it. `doc` and `acl_doc` are what queries read; `document`
     /// and `acl` keep the exact bytes served. Text columns compare by bytes, as SQLite's do.
     static var objectsTable: String {

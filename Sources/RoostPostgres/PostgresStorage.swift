@@ -21,19 +21,15 @@ public final class PostgresStorage: Storage {
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
-    /// The whole schema, in order: objects 1–19, accounts 20–29, idempotency keys 30–39, shared
-    /// state 40–49, the change log 50–59, blobs 60–69 (the tables exist whichever blob store is
-    /// chosen), the script outbox 70–79.
-    public static let migrations =
-        PostgresObjectStore.migrations + PostgresAccountStore.migrations + PostgresIdempotencyStore.migrations
-        + PostgresLoginThrottleStore.migrations + PostgresDefinitionStore.migrations
-        + PostgresChangeLog.migrations + PostgresBlobStorage.migrations + PostgresScriptOutbox.migrations
-
     /// Connects, migrates and starts the pool (blocking: at startup only). `listening` starts a
     /// connection that hears other instances' commits, which a server needs and a command not.
-    public convenience init(configuration: PostgresConfiguration, listening: Bool = true) throws {
+    /// `collections` are the domain's users and groups.
+    public convenience init(
+        configuration: PostgresConfiguration, collections: AccountCollections, listening: Bool = true
+    ) throws {
         self.init(
             database: try PostgresDatabase(configuration: configuration, migrations: Self.migrations),
+            collections: collections,
             listener: listening
                 ? PostgresListener(
                     configuration: configuration,
@@ -41,11 +37,13 @@ public final class PostgresStorage: Storage {
     }
 
     /// Uses a database that is already connected and migrated with ``migrations``.
-    public init(database: PostgresDatabase, listener: PostgresListener? = nil) {
+    public init(
+        database: PostgresDatabase, collections: AccountCollections, listener: PostgresListener? = nil
+    ) {
         self.database = database
         self.listener = listener
-        objects = PostgresObjectStore(database: database)
-        accounts = PostgresAccountStore(database: database)
+        objects = PostgresObjectStore(database: database, collections: collections)
+        accounts = PostgresAccountStore(database: database, collections: collections)
         idempotencyKeys = PostgresIdempotencyStore(database: database)
         changes = PostgresChangeLog(database: database, listener: listener)
         outbox = PostgresScriptOutbox(database: database)

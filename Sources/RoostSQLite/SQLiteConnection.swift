@@ -21,10 +21,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
 /// One SQLite connection with a cache of prepared statements.
 ///
-/// Not thread-safe: the database hands each connection to one thread at a time.
-// @unchecked Sendable: a connection moves between threads (pool checkout, the writer thread)
-// but is never used by two at once; SQLiteDatabase guarantees that.
-public final class SQLiteConnection: @unchecked Sendable {
+/// Not thread-safe, and not `Sendable`: its owner (the writer thread, a reader thread, the idle
+/// readers of ``SQLiteDatabase``) lends it to one closure at a time, which cannot keep it.
+public final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
     /// The budget of the read running now; set and cleared by the reader pool on the connection's

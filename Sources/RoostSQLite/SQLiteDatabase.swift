@@ -8,9 +8,9 @@ import Synchronization
 /// Writes queue up and the writer runs as many as are waiting in one transaction, each inside its
 /// own savepoint, so one failing write does not undo the others. A write is acknowledged only
 /// after its transaction commits.
-// @unchecked Sendable: readers are handed out under the `idleReaders` mutex, and the writer
-// connection is used only on the writer thread.
-public final class SQLiteDatabase: @unchecked Sendable {
+/// Its connections are never shared: the writer's lives on the writer thread, each reader
+/// thread's on that thread, and the idle point readers in a mutex until one is lent.
+public final class SQLiteDatabase: Sendable {
     /// A queued write: runs on the writer thread, completes after its transaction commits.
     private protocol PendingWrite: AnyObject, Sendable {
         /// Runs the job; false when it threw, so its savepoint must be rolled back.
@@ -57,7 +57,6 @@ public final class SQLiteDatabase: @unchecked Sendable {
     }
 
     public let path: String
-    private let writer: SQLiteConnection
     private final class WriteQueue: Sendable {
         struct State {
             var jobs: [any PendingWrite] = []
@@ -76,7 +75,13 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// Writes waiting for the writer, for tests that line jobs up in one batch.
     var queuedWriteCount: Int { queue.state.withLock { $0.jobs.count } }
     /// Idle point-read connections; nil once closed.
-    private let idleReaders = Mutex<[SQLiteConnection]?>([])
+    private let idleReaders = Mutex<[IdleReader]?>([])
+
+    // @unchecked Sendable: an idle connection is referenced by the list alone; `read` takes it
+    // out before lending it to one closure and puts it back after that closure has returned.
+    private struct IdleReader: @unchecked Sendable {
+        let connection: SQLiteConnection
+    }
     /// Reads whose cost a client controls run here, off the event loops, under a deadline.
     private let readerPool: SQLiteReaderPool
     private let maximumIdleReaders = 8
@@ -98,7 +103,38 @@ public final class SQLiteDatabase: @unchecked Sendable {
         self.path = path
         self.walCheckpointBytes = walCheckpointBytes
         readerPool = SQLiteReaderPool(path: path, limits: readLimits)
-        writer = try SQLiteConnection(path: path)
+        // The writer's connection is opened, set up and migrated on the writer thread, which owns
+        // it from then on; this waits for that to succeed or fail (at startup only).
+        let opened = Mutex<Result<Void, any Error>?>(nil)
+        let openedSignal = DispatchSemaphore(value: 0)
+        let thread = Thread { [queue, commitObservers] in
+            let writer: SQLiteConnection
+            do {
+                writer = try Self.openWriter(
+                    path: path, durability: durability, walCheckpointBytes: walCheckpointBytes,
+                    migrations: migrations)
+                opened.withLock { $0 = .success(()) }
+                openedSignal.signal()
+            } catch {
+                opened.withLock { $0 = .failure(error) }
+                openedSignal.signal()
+                return
+            }
+            let wal = WALPolicy(path: path + "-wal", bound: walCheckpointBytes)
+            Self.writerLoop(writer: writer, queue: queue, wal: wal, observers: commitObservers)
+        }
+        thread.name = "roost-writer"  // at most 15 bytes, or the kernel keeps no name
+        thread.start()
+        openedSignal.wait()
+        try opened.withLock { $0 }?.get()
+    }
+
+    /// The writer's connection: WAL, the durability asked for, foreign keys, the WAL's bound, and
+    /// `migrations` applied (none: the schema as it is, unchecked).
+    private static func openWriter(
+        path: String, durability: Durability, walCheckpointBytes: Int, migrations: [Migration]
+    ) throws -> SQLiteConnection {
+        let writer = try SQLiteConnection(path: path)
         let migrator = migrations.isEmpty ? nil : SQLiteMigrator(migrations: migrations)
         do {
             try migrator?.checkNotNewer(writer, path: path)
@@ -112,12 +148,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
             writer.close()
             throw error
         }
-        let wal = WALPolicy(path: path + "-wal", bound: walCheckpointBytes)
-        let thread = Thread { [writer, queue, commitObservers] in
-            Self.writerLoop(writer: writer, queue: queue, wal: wal, observers: commitObservers)
-        }
-        thread.name = "roost-writer"  // at most 15 bytes, or the kernel keeps no name
-        thread.start()
+        return writer
     }
 
     /// The size of the write-ahead log now, in bytes (0 when there is none).
@@ -132,7 +163,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
             defer { readers = nil }
             return readers ?? []
         }
-        for connection in idle { connection.close() }
+        for reader in idle { reader.connection.close() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let stopped = queue.state.withLock { state in
                 state.closed = true
@@ -196,11 +227,12 @@ public final class SQLiteDatabase: @unchecked Sendable {
             guard readers != nil else { throw StoreError.closed }
             return readers?.popLast()
         }
-        let connection = try idle ?? SQLiteConnection(path: path, readOnly: true)
+        let connection = try idle?.connection ?? SQLiteConnection(path: path, readOnly: true)
         defer {
+            let returned = IdleReader(connection: connection)
             let kept = idleReaders.withLock { readers in
                 guard readers != nil, readers!.count < maximumIdleReaders else { return false }
-                readers!.append(connection)
+                readers!.append(returned)
                 return true
             }
             if !kept { connection.close() }

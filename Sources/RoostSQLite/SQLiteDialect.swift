@@ -85,12 +85,12 @@ public enum SQLiteDialect: SQLDialect {
         "SELECT (SELECT min(id) FROM objects WHERE collection = \(collection)), (SELECT max(id) FROM objects WHERE collection = \(collection))"
     }
 
-    public static func accessFacts(of userGuid: String) -> SQL {
+    public static func accessFacts(of userGuid: String, in users: String) -> SQL {
         """
         SELECT json_extract(document, '$.admin') IS 1 AND json_type(document, '$.admin') = 'true',
         json_type(document, '$.active') IS NOT 'false',
         (SELECT group_concat(group_guid, char(31)) FROM group_members WHERE user_guid = \(userGuid))
-        FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+        FROM objects WHERE collection = \(users) AND guid = \(userGuid)
         """
     }
 

@@ -32,22 +32,18 @@ public final class SQLiteStorage: Storage {
         await database.close()
     }
 
-    /// The whole schema, in order.
-    public static let migrations =
-        SQLiteObjectStore.migrations + SQLiteAccountStore.migrations
-        + SQLiteIdempotencyStore.migrations + SQLiteObjectStore.blobMigrations + SQLiteChangeLog.migrations
-        + SQLiteScriptOutbox.migrations + SQLiteObjectStore.referenceMigrations
-
     /// The database file's name in the data folder; SQLite keeps `-wal` and `-shm` beside it.
     public static let fileName = "roost.sqlite"
 
-    /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as needed.
-    public init(directory: String, durability: Durability = .normal, readLimits: ReadLimits = ReadLimits())
-        throws
-    {
+    /// Opens `roost.sqlite` in `directory`, creating the folder (mode 0700) and the schema as
+    /// needed; `collections` are the domain's users and groups.
+    public init(
+        directory: String, collections: AccountCollections, durability: Durability = .normal,
+        readLimits: ReadLimits = ReadLimits()
+    ) throws {
         database = try Self.openDatabase(directory: directory, durability: durability, readLimits: readLimits)
-        objects = SQLiteObjectStore(database: database)
-        accounts = SQLiteAccountStore(database: database)
+        objects = SQLiteObjectStore(database: database, collections: collections)
+        accounts = SQLiteAccountStore(database: database, collections: collections)
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
         changes = SQLiteChangeLog(database: database)
         outbox = SQLiteScriptOutbox(database: database)

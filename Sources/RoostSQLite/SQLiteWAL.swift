@@ -7,8 +7,8 @@ import RoostStore
 /// which waits briefly for readers of old snapshots, copies the log into the database and empties
 /// it. Readers that keep it from finishing only delay it: what it copied stays copied, and it is
 /// tried again after the next commit.
-// @unchecked Sendable: made on the opening thread, then used on the writer thread only.
-final class WALPolicy: @unchecked Sendable {
+/// Made and used on the writer thread, like the connection it checkpoints.
+final class WALPolicy {
     let path: String
     let bound: Int
     /// How long one checkpoint waits for readers (writes wait meanwhile); the writer's usual busy

@@ -196,7 +196,7 @@ struct ObjectRoutes: Sendable {
     /// `GET /ff/resources/{Collection}/({query})`: an empty result is a 200 with no items;
     /// `({query})/member` answers the objects that member refers to.
     private func find(_ request: Request, _ principal: Principal?, query: String) async throws -> Response {
-        if let (text, member) = Self.splitTraversal(query) {
+        if let (text, member) = QueryTraversal.split(query) {
             return try await pageResponse(
                 try await service.traverse(
                     query: text, member: member, try Self.listRequest(request), caller: principal),
@@ -231,28 +231,6 @@ struct ObjectRoutes: Sendable {
             return Response(status: 304, headers: HTTPHeaders([("ETag", tag)]), body: [])
         }
         return response
-    }
-
-    /// `(query)/member` → the query and the member, when the query's outer parenthesis closes
-    /// before a final `/identifier`.
-    static func splitTraversal(_ text: String) -> (String, String)? {
-        guard let slash = text.lastIndex(of: "/") else { return nil }
-        let member = String(text[text.index(after: slash)...])
-        let query = String(text[..<slash])
-        guard FieldPath.isIdentifier(member), query.hasSuffix(")") else { return nil }
-        // Only a split at depth 0 outside strings counts: walk the query and check it closes last.
-        var depth = 0
-        var inString = false
-        for (offset, character) in query.enumerated() {
-            if character == "'" { inString.toggle() }
-            if inString { continue }
-            if character == "(" { depth += 1 }
-            if character == ")" {
-                depth -= 1
-                if depth == 0 && offset != query.count - 1 { return nil }
-            }
-        }
-        return depth == 0 && !inString ? (query, member) : nil
     }
 
     static func listRequest(_ request: Request) throws -> PageRequest {

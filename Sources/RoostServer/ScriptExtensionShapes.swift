@@ -12,12 +12,6 @@ enum ScriptExtensionRequest {
         "authorization", "proxy-authorization", "cookie", "x-token", "x-ff-auth-session-id",
     ]
 
-    static let anonymousUser = JSONValue.object(
-        JSONObject(uniqueMembers: [
-            ("clazz", .string(AccountService.userCollection)), ("guid", .string("anonymous")),
-            ("userName", .string("anonymous")),
-        ]))
-
     /// `httpMethod`, `httpRequestUri` (the path), `httpParameters` (the query string's and a form
     /// body's, first value of a name wins, as a servlet's `getParameter`), `httpHeaders` (without
     /// credentials; repeated ones joined by ", "), `httpContent` (a JSON body parsed, as

@@ -18,9 +18,6 @@ public struct DerivedRows: Sendable {
         references = []
     }
 
-    /// The collection whose objects define groups.
-    public static let groupCollection = "FFUserGroup"
-
     /// Each derived row is an INSERT inside the write, in the single writer: a bounded number,
     /// so that one body of a few hundred KiB cannot hold the writer for tens of thousands.
     public enum Limit: Sendable, Equatable {
@@ -40,9 +37,10 @@ public struct DerivedRows: Sendable {
         }
     }
 
-    /// Throws ``StoreError/Kind/tooManyDerivedRows(_:)`` when a ``Limit`` is passed.
-    public init(of object: StoredObject) throws(StoreError) {
-        let isGroup = object.collection == Self.groupCollection
+    /// The rows of `object`; `collections` (the domain's) says which objects are groups. Throws
+    /// ``StoreError/Kind/tooManyDerivedRows(_:)`` when a ``Limit`` is passed.
+    public init(of object: StoredObject, collections: AccountCollections) throws(StoreError) {
+        let isGroup = object.collection == collections.groups
         let mayHoldBlobs = Self.mayHoldBlobs(object.document)
         let mayHoldReferences = ObjectReference.mayBeIn(object.document)
         groupMembers = isGroup ? [] : nil
@@ -52,7 +50,8 @@ public struct DerivedRows: Sendable {
             case .object(let document)? = try? JSONParser.parse(object.document)
         else { return }
         if isGroup {
-            let users = Self.users(document["users"])
+            let prefix = Array(collections.userReferencePrefix.lowercased().utf8)
+            let users = Self.users(document[collections.groupMembers], referencePrefix: prefix)
             guard users.count <= Limit.groupMembers.maximum else { throw .tooManyRows(.groupMembers) }
             groupMembers = users
         }
@@ -67,11 +66,10 @@ public struct DerivedRows: Sendable {
         }
     }
 
-    private static let userURLPrefix = Array("/ff/resources/ffuser/".utf8)
-
-    /// The user guids of a group's `users`: each element that is a guid or a reference to an
-    /// `FFUser`, read as `json_each` reads it (an object's values, a lone value as itself).
-    static func users(_ value: JSONValue?) -> [String] {
+    /// The user guids of a group's members: each element that is a guid or a reference whose
+    /// URL starts with `referencePrefix` (lowercased), read as `json_each` reads it (an object's
+    /// values, a lone value as itself).
+    static func users(_ value: JSONValue?, referencePrefix: [UInt8]) -> [String] {
         let elements: [JSONValue]
         switch value {
         case nil: elements = []
@@ -86,10 +84,10 @@ public struct DerivedRows: Sendable {
                 guard let url = reference["ffUrl"]?.stringValue else { return nil }
                 // The path's case does not matter, as with SQL's LIKE.
                 let bytes = Array(url.utf8)
-                guard bytes.count >= userURLPrefix.count,
-                    zip(bytes, userURLPrefix).allSatisfy({ lowercased($0) == $1 })
+                guard bytes.count >= referencePrefix.count,
+                    zip(bytes, referencePrefix).allSatisfy({ lowercased($0) == $1 })
                 else { return nil }
-                return String(decoding: bytes[userURLPrefix.count...], as: UTF8.self)
+                return String(decoding: bytes[referencePrefix.count...], as: UTF8.self)
             default: return nil
             }
         }

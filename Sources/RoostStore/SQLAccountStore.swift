@@ -5,9 +5,12 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
     typealias Dialect = Connection.Dialect
     typealias Objects = SQLObjectStore<Database>
     let database: Database
+    /// Which collections are users and groups: the domain's names.
+    let collections: AccountCollections
 
-    public init(database: Database) {
+    public init(database: Database, collections: AccountCollections) {
         self.database = database
+        self.collections = collections
     }
 
     private static var accountColumns: String { "user_guid, user_name_key, email_key, password_hash" }
@@ -30,7 +33,7 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
     }
 
     public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
-        let derived = try DerivedRows(of: user)
+        let derived = try DerivedRows(of: user, collections: collections)
         try await database.write { connection in
             let taken = try connection.first(
                 """
@@ -90,10 +93,11 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
     }
 
     public func deleteAccount(userGuid: String) async throws -> Bool {
-        try await database.write { connection in
+        let users = collections.users
+        return try await database.write { connection in
             let deleted = try connection.run("DELETE FROM accounts WHERE user_guid = \(userGuid)") > 0
-            try connection.run("DELETE FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)")
-            try Objects.removeDerived(collection: "FFUser", guid: userGuid, on: connection)
+            try connection.run("DELETE FROM objects WHERE collection = \(users) AND guid = \(userGuid)")
+            try Objects.removeDerived(collection: users, guid: userGuid, isGroup: false, on: connection)
             return deleted
         }
     }
@@ -178,7 +182,8 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         _ groups: [StoredObject], replacingWhen isSquatted: @escaping @Sendable (GroupClaim) -> Bool
     ) async throws -> [String] {
         guard !groups.isEmpty else { return [] }
-        let derived = try groups.map { group throws(StoreError) in try DerivedRows(of: group) }
+        let derived = try groups.map { group throws(StoreError) in try DerivedRows(of: group, collections: collections) }
+        let users = collections.users
         return try await database.write { connection in
             // Instances starting together ensure the groups one after the other.
             try connection.lock(.groups, "declared")
@@ -189,14 +194,16 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
                 {
                     let claim = GroupClaim(
                         createdBy: existing.createdBy,
-                        creatorIsAdmin: try existing.createdBy.map { try Self.isAdmin($0, on: connection) }
+                        creatorIsAdmin: try existing.createdBy.map {
+                            try Self.isAdmin($0, in: users, on: connection)
+                        }
                             ?? false)
                     // Kept as it is, members and all, unless the domain calls it squatted.
                     guard isSquatted(claim) else { continue }
                     try connection.run(
                         "DELETE FROM objects WHERE collection = \(group.collection) AND guid = \(group.guid)")
                     try Objects.removeDerived(
-                        collection: group.collection, guid: group.guid, on: connection)
+                        collection: group.collection, guid: group.guid, isGroup: true, on: connection)
                     replaced.append(group.guid)
                 }
                 try connection.run("DELETE FROM retired_group_guids WHERE guid = \(group.guid)")
@@ -206,10 +213,12 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         }
     }
 
-    private static func isAdmin(_ userGuid: String, on connection: Connection) throws -> Bool {
+    private static func isAdmin(_ userGuid: String, in users: String, on connection: Connection) throws
+        -> Bool
+    {
         try connection.first(
             """
-            SELECT 1 FROM objects WHERE collection = 'FFUser' AND guid = \(userGuid)
+            SELECT 1 FROM objects WHERE collection = \(users) AND guid = \(userGuid)
             AND \(raw: Dialect.documentField("admin", is: "true"))
             """
         ) { _ in true } ?? false

@@ -99,8 +99,9 @@ public protocol SQLDialect: Sendable {
     static func direction(descending: Bool) -> String
     /// One row: the least and the greatest `id` of the collection (NULLs when it is empty).
     static func idRange(of collection: String) -> SQL
-    /// One row for an `FFUser`: is admin (1 or 0), is active (1 or 0), its groups joined by U+001F.
-    static func accessFacts(of userGuid: String) -> SQL
+    /// One row for a user object in `users`: is admin (1 or 0), is active (1 or 0), its groups
+    /// joined by U+001F.
+    static func accessFacts(of userGuid: String, in users: String) -> SQL
 
     /// Statements around deleting an object that record who deleted it (nil: nobody named) in the
     /// change log.

@@ -37,9 +37,13 @@ extension SQLObjectStore {
         }
     }
 
-    /// Removes the rows of a deleted object.
-    public static func removeDerived(collection: String, guid: String, on connection: Connection) throws {
-        if collection == DerivedRows.groupCollection {
+    /// Removes the rows of a deleted object; a group's (`isGroup`) include its members.
+    public static func removeDerived(
+        collection: String, guid: String, isGroup: Bool, on connection: Connection
+    )
+        throws
+    {
+        if isGroup {
             try connection.run("DELETE FROM group_members WHERE group_guid = \(guid)")
         }
         try connection.run("DELETE FROM blob_refs WHERE collection = \(collection) AND guid = \(guid)")

@@ -10,10 +10,13 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
     public typealias Connection = Database.Connection
     typealias Dialect = Connection.Dialect
     public let database: Database
+    /// Which collections are users and groups: the domain's names.
+    public let collections: AccountCollections
 
     /// Uses a database that is already open and migrated.
-    public init(database: Database) {
+    public init(database: Database, collections: AccountCollections) {
         self.database = database
+        self.collections = collections
     }
 
     private static var columns: String {
@@ -28,7 +31,7 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
     }
 
     public func insert(_ object: StoredObject, marking mark: IdempotencyMark?) async throws {
-        let derived = try DerivedRows(of: object)
+        let derived = try DerivedRows(of: object, collections: collections)
         try await database.write { connection in
             try Self.insert(object, derived: derived, on: connection)
             try Self.markRun(mark, on: connection)
@@ -98,7 +101,7 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
     public func update(_ next: StoredObject, expectedVersion: Int64, marking mark: IdempotencyMark?)
         async throws
     {
-        let derived = try DerivedRows(of: next)
+        let derived = try DerivedRows(of: next, collections: collections)
         try await database.write { connection in
             let changed = try connection.run(
                 """
@@ -118,6 +121,7 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
         by actor: String?
     ) async throws {
         let deleter = Dialect.recordDeleter(actor, collection: collection, guid: guid)
+        let isGroup = collection == collections.groups
         try await database.write { connection in
             if let before = deleter.before { _ = try connection.first(before) { _ in true } }
             let changed = try connection.run(
@@ -128,7 +132,7 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
             guard changed == 1 else { throw try Self.missedWrite(collection, guid, on: connection) }
             if let after = deleter.after { try connection.run(after) }
             try Self.markRun(mark, on: connection)
-            try Self.removeDerived(collection: collection, guid: guid, on: connection)
+            try Self.removeDerived(collection: collection, guid: guid, isGroup: isGroup, on: connection)
         }
     }
 
@@ -270,8 +274,9 @@ public final class SQLObjectStore<Database: SQLDatabase>: ObjectStore, FieldInde
     }
 
     public func accessFacts(userGuid: String) async throws -> UserAccessFacts? {
-        try await database.pointRead { connection in
-            try connection.first(Dialect.accessFacts(of: userGuid)) { row in
+        let facts = Dialect.accessFacts(of: userGuid, in: collections.users)
+        return try await database.pointRead { connection in
+            try connection.first(facts) { row in
                 UserAccessFacts(
                     isAdmin: row.integer(0) == 1, isActive: row.integer(1) == 1,
                     groups: (row.text(2) ?? "").split(separator: "\u{1F}").map(String.init))

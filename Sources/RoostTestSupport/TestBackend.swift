@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostPostgres
 import RoostSQLite
 import RoostStore
@@ -52,12 +53,14 @@ extension TestBackend {
     /// Every store of the database a test server on `directory` uses, opened beside it, as an
     /// administrator's command would open it.
     public static func openStorage(for directory: String) async throws -> any Storage {
-        guard current == .postgres else { return try SQLiteStorage(directory: directory) }
+        guard current == .postgres else {
+            return try SQLiteStorage(directory: directory, collections: .builtIn)
+        }
         var configuration = try PostgresConfiguration(
             connectionString: try await databaseURL(for: directory))
         configuration.poolSize = 2
         configuration.idleConnectionTimeout = .seconds(1)
-        return try PostgresStorage(configuration: configuration, listening: false)
+        return try PostgresStorage(configuration: configuration, collections: .builtIn, listening: false)
     }
 
     /// The blob store a test server on `directory` uses, opened beside it as `roost blobs gc`

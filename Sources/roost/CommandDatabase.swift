@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostPostgres
 import RoostSQLite
 import RoostStore
@@ -51,9 +52,11 @@ struct CommandDatabase {
     /// Opens every store: PostgreSQL (migrated, as a server would) with `--database`, else the
     /// data folder's SQLite database.
     func open() throws -> any Storage {
-        guard let databaseURL else { return try SQLiteStorage(directory: dataDirectory) }
+        guard let databaseURL else {
+            return try SQLiteStorage(directory: dataDirectory, collections: .builtIn)
+        }
         var configuration = try PostgresConfiguration(connectionString: databaseURL)
         configuration.poolSize = 2
-        return try PostgresStorage(configuration: configuration, listening: false)
+        return try PostgresStorage(configuration: configuration, collections: .builtIn, listening: false)
     }
 }

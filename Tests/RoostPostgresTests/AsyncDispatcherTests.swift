@@ -6,6 +6,7 @@ import RoostTestSupport
 import Synchronization
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// What a dispatcher's `run` saw, a clock the test moves, and how often each event fails first.
@@ -237,8 +238,8 @@ struct SharedDispatcherTests {
     @Test("two instances' dispatchers on one database never both run one change")
     func oneDispatcherAtATime() async throws {
         try await PostgresTestDatabase.with { test in
-            let one = try PostgresStorage(configuration: test.configuration)
-            let two = try PostgresStorage(configuration: test.configuration)
+            let one = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
+            let two = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
             let probes = [HandlerProbe(), HandlerProbe()]
             let dispatchers = [
                 dispatcher(one, probes[0], holder: "one", batch: 4),

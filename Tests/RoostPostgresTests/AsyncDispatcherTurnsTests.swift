@@ -5,6 +5,7 @@ import RoostTestSupport
 import Synchronization
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// Issue 24, item 12: ASYNC runs take turns by who made the change, run side by side within the

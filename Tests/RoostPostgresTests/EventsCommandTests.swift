@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostJSON
 import RoostPostgres
 import RoostSQLite
@@ -31,7 +32,7 @@ struct EventsCommandTests {
         }
         switch backend {
         case .sqlite:
-            let storage = try SQLiteStorage(directory: directory)
+            let storage = try SQLiteStorage(directory: directory, collections: .builtIn)
             try await seed(storage)
             try await body(["--data-dir", directory], storage)
             await storage.close()

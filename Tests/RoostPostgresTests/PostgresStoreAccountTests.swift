@@ -159,8 +159,8 @@ struct PostgresStoreAccountTests {
     @Test("two instances reserving one key at once: exactly one runs it")
     func concurrentReservationAcrossInstances() async throws {
         try await PostgresTestDatabase.with { test in
-            let first = try PostgresStorage(configuration: test.configuration)
-            let second = try PostgresStorage(configuration: test.configuration)
+            let first = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
+            let second = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
             let outcomes = try await withThrowingTaskGroup(of: IdempotencyReservation.self) { group in
                 for index in 0..<20 {
                     let storage = index % 2 == 0 ? first : second

@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostPostgres
 import RoostSQLite
 import RoostStore
@@ -15,7 +16,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 @discardableResult
 func withPostgresStorage<T>(_ body: (PostgresStorage) async throws -> T) async throws -> T {
     try await PostgresTestDatabase.with { test in
-        let storage = try PostgresStorage(configuration: test.configuration)
+        let storage = try PostgresStorage(configuration: test.configuration, collections: .builtIn)
         do {
             let result = try await body(storage)
             await storage.close()
@@ -35,7 +36,7 @@ func withStorage<T>(_ backend: Backend, _ body: (any Storage) async throws -> T)
         return try await withPostgresStorage { try await body($0) }
     case .sqlite:
         let directory = NSTemporaryDirectory() + "roost-pg-store-test-" + UUID().uuidString
-        let storage = try SQLiteStorage(directory: directory)
+        let storage = try SQLiteStorage(directory: directory, collections: .builtIn)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
             let result = try await body(storage)

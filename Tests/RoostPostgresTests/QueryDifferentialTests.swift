@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostPostgres
 import RoostQuery
 import RoostSQLite
@@ -12,7 +13,8 @@ struct QueryDifferentialTests {
     @Test("seeded random queries return the same guids in the same order on both backends")
     func seededQueries() async throws {
         let sqlite = try SQLiteStorage(
-            directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString)
+            directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString,
+            collections: .builtIn)
         defer { Task { await sqlite.close() } }
         try await withPostgresStorage { postgres in
             for object in DifferentialCorpus.objects() {
@@ -92,7 +94,8 @@ struct QueryDifferentialTests {
     @Test("random(guid) and the by-guid read agree with SQLite on which objects match")
     func randomPickAndByGuid() async throws {
         let sqlite = try SQLiteStorage(
-            directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString)
+            directory: NSTemporaryDirectory() + "roost-differential-" + UUID().uuidString,
+            collections: .builtIn)
         defer { Task { await sqlite.close() } }
         try await withPostgresStorage { postgres in
             let objects = DifferentialCorpus.objects()

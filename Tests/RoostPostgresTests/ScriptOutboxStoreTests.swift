@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 import RoostPostgres
 import RoostSQLite
 import RoostStore
@@ -209,10 +210,11 @@ struct ScriptOutboxStoreTests {
                 path: directory + "/" + SQLiteStorage.fileName,
                 migrations: SQLiteStorage.migrations.filter { $0.version < 25 })
             for index in 1...3 {
-                try await SQLiteObjectStore(database: older).insert(object("Post", "p\(index)"))
+                try await SQLiteObjectStore(database: older, collections: .builtIn).insert(
+                    object("Post", "p\(index)"))
             }
             await older.close()
-            let storage = try SQLiteStorage(directory: directory)
+            let storage = try SQLiteStorage(directory: directory, collections: .builtIn)
             #expect(try await storage.scriptOutbox.dispatchedThrough() == 3)
             await storage.close()
         case .postgres:
@@ -221,10 +223,12 @@ struct ScriptOutboxStoreTests {
                     configuration: test.configuration,
                     migrations: PostgresStorage.migrations.filter { $0.version < 70 })
                 for index in 1...3 {
-                    try await PostgresObjectStore(database: older).insert(object("Post", "p\(index)"))
+                    try await PostgresObjectStore(database: older, collections: .builtIn).insert(
+                        object("Post", "p\(index)"))
                 }
                 await older.close()
-                let storage = try PostgresStorage(configuration: test.configuration, listening: false)
+                let storage = try PostgresStorage(
+                    configuration: test.configuration, collections: .builtIn, listening: false)
                 #expect(try await storage.scriptOutbox.dispatchedThrough() == 3)
                 await storage.close()
             }

@@ -48,7 +48,8 @@ struct SharedScriptDefinitionTests {
 
         // A row an instance stored before definitions carried scripts: the bare roost.json text.
         let storage = try PostgresStorage(
-            configuration: try PostgresConfiguration(connectionString: url), listening: false)
+            configuration: try PostgresConfiguration(connectionString: url), collections: .builtIn,
+            listening: false)
         let old = #"{"collections":{"Note":{"rules":{"create":"none"}}}}"#
         #expect(try await storage.definitions.storeDefinition(Array(old.utf8), at: 1) == 2)
         await storage.close()

@@ -1,9 +1,11 @@
 import Foundation
-@testable import RoostPostgres
+import RoostCore
 import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Testing
+
+@testable import RoostPostgres
 
 /// A database made by the previous release upgrades on both drivers with nothing lost: the
 /// dumps in `Fixtures/` (``ReleaseFixture``) are loaded into a fresh database, which this build
@@ -28,7 +30,7 @@ struct UpgradeFromReleaseTests {
             let connection = try SQLiteConnection(path: directory + "/" + SQLiteStorage.fileName)
             try connection.execute(dump)
             connection.close()
-            let storage = try SQLiteStorage(directory: directory)
+            let storage = try SQLiteStorage(directory: directory, collections: .builtIn)
             try await ReleaseFixture.verify(storage, backend: .sqlite)
             await storage.close()
         case .postgres:
@@ -39,7 +41,8 @@ struct UpgradeFromReleaseTests {
                     dump.split(separator: "\n", omittingEmptySubsequences: false)
                         .filter { !$0.hasPrefix("\\") }.joined(separator: "\n"))
                 connection.close()
-                let storage = try PostgresStorage(configuration: test.configuration, listening: false)
+                let storage = try PostgresStorage(
+                    configuration: test.configuration, collections: .builtIn, listening: false)
                 do {
                     try await ReleaseFixture.verify(storage, backend: .postgres)
                 } catch {
@@ -57,13 +60,14 @@ struct UpgradeFromReleaseTests {
         .enabled(if: ProcessInfo.processInfo.environment["ROOST_WRITE_UPGRADE_FIXTURES"] != nil))
     func writeFixtures() async throws {
         let directory = NSTemporaryDirectory() + "roost-fixture-" + UUID().uuidString
-        let sqlite = try SQLiteStorage(directory: directory)
+        let sqlite = try SQLiteStorage(directory: directory, collections: .builtIn)
         try await ReleaseFixture.populate(sqlite)
         await sqlite.close()
         try Self.run(
             "/usr/bin/sqlite3", [directory + "/" + SQLiteStorage.fileName, ".dump"], into: Self.dump(.sqlite))
         try await PostgresTestDatabase.with { test in
-            let storage = try PostgresStorage(configuration: test.configuration, listening: false)
+            let storage = try PostgresStorage(
+                configuration: test.configuration, collections: .builtIn, listening: false)
             try await ReleaseFixture.populate(storage)
             await storage.close()
             try Self.run(

@@ -131,7 +131,8 @@ struct GroupSquattingTests {
         // What anyone could do before this release: bob claims `hr` with himself as a member.
         let objects = SQLiteObjectStore(
             database: try SQLiteDatabase(
-                path: world.server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations))
+                path: world.server.dataDirectory + "/roost.sqlite", migrations: SQLiteStorage.migrations),
+            collections: .builtIn)
         let document =
             #"{"guid":"hr","ffUrl":"/ff/resources/FFUserGroup/hr","createdBy":"\#(bob)","createdAt":1,"updatedBy":"\#(bob)","updatedAt":1,"version":1,"users":["\#(bob)"]}"#
         try await objects.insert(

@@ -24,7 +24,7 @@ import Testing
     /// Anonymous callers have no user to scope keys by: each client address is its own scope, so
     /// one anonymous client never gets another's answer, while a client still gets its own.
     @Test func anonymousClientsNeverReplayEachOthersAnswers() async throws {
-        let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory())
+        let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory(), collections: .builtIn)
         let service = IdempotencyService(store: storage.idempotencyKeys, clock: ManualClock())
         let body = Array(#"{"text":"a"}"#.utf8)
         func begin(from address: String) async throws -> IdempotencyService.Decision {

@@ -97,7 +97,7 @@ import Testing
         let logger = Logger(level: .info, sink: { log.append($0) })
         let ids = RequestIDs(trustedProxies: TrustedProxies())
         let boundary = ErrorBoundary(logger: logger, requestIDs: ids)
-        let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory())
+        let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory(), collections: .builtIn)
         let writes = IdempotentWrites(service: IdempotencyService(store: storage.idempotencyKeys))
         var router = Router(errorResponse: boundary.response)
         // Through IdempotentWrites too, which renders errors itself: still one line.

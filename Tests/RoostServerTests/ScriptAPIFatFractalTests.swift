@@ -4,6 +4,7 @@ import RoostHTTP
 import RoostJSON
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// FatFractal's `asUserGuid` argument, its counted reads, `deleteAllForQuery` and `resetPassword`.

@@ -7,6 +7,7 @@ import RoostTestSupport
 import Synchronization
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// The rules the script API tests run under: Celebrity is public to read, Diary private to its

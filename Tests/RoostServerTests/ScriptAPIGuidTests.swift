@@ -3,6 +3,7 @@ import RoostCore
 import RoostJSON
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// Script helpers that take a guid take only a guid: a query or a path spliced into one is

@@ -3,6 +3,7 @@ import RoostCore
 import RoostJSON
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 @Suite("The ff API's reads, for scripts")

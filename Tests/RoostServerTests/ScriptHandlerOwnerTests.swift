@@ -1,9 +1,9 @@
 import RoostCore
 import RoostHTTP
 import RoostJSON
-import RoostScripts
 import Testing
 
+@testable import RoostScripts
 @testable import RoostServer
 
 /// Issue 19: handler runs take turns in the script pool by who caused them, and carry the request.

@@ -73,7 +73,9 @@ struct WritePathTests {
 
     func service(competitorWins: Int) async throws -> (ObjectService, String) {
         let directory = NSTemporaryDirectory() + "roost-write-path-" + UUID().uuidString
-        let store = RacingStore(try SQLiteObjectStore(directory: directory), competitorWins: competitorWins)
+        let store = RacingStore(
+            try SQLiteObjectStore(directory: directory, collections: .builtIn), competitorWins: competitorWins
+        )
         let service = ObjectService(store: store)
         let created = try await service.create(
             in: "Note", body: JSONObject(uniqueMembers: [("n", .integer(1))]), caller: Self.admin)

@@ -11,7 +11,7 @@ struct ChangeLogTests {
         "create, update and delete each append one entry in their own transaction, with the object before and after"
     )
     func everyWriteIsLogged() async throws {
-        let storage = try SQLiteStorage(directory: temporaryDirectory())
+        let storage = try SQLiteStorage(directory: temporaryDirectory(), collections: .builtIn)
         let created = object("Post", "a", document: #"{"guid":"a","n":1}"#)
         try await storage.objects.insert(created)
         var updated = created
@@ -45,7 +45,7 @@ struct ChangeLogTests {
 
     @Test("a deleted token is logged as a revocation")
     func tokenRevocationIsLogged() async throws {
-        let storage = try SQLiteStorage(directory: temporaryDirectory())
+        let storage = try SQLiteStorage(directory: temporaryDirectory(), collections: .builtIn)
         try await storage.accounts.createAccount(
             AccountRecord(userGuid: "u1", userNameKey: "ann", emailKey: nil, passwordHash: "x"),
             user: object("FFUser", "u1"))
@@ -63,7 +63,7 @@ struct ChangeLogTests {
 
     @Test("trimming removes the oldest entries outside the window, in batches, and keeps the newest")
     func trimming() async throws {
-        let storage = try SQLiteStorage(directory: temporaryDirectory())
+        let storage = try SQLiteStorage(directory: temporaryDirectory(), collections: .builtIn)
         // Before the writes: under the whole suite's load they may take longer than the window.
         let start = Int64(Date().timeIntervalSince1970 * 1000)
         for index in 0..<10 { try await storage.objects.insert(object("Post", "g\(index)")) }
@@ -87,7 +87,7 @@ struct ChangeLogTests {
 
     @Test("the store tells observers after each commit")
     func commitsAreObserved() async throws {
-        let storage = try SQLiteStorage(directory: temporaryDirectory())
+        let storage = try SQLiteStorage(directory: temporaryDirectory(), collections: .builtIn)
         let commits = Counter()
         storage.changes.observeCommits { commits.increment() }
         try await storage.objects.insert(object("Post", "a"))

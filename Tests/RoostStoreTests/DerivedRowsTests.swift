@@ -18,7 +18,7 @@ struct DerivedRowsTests {
 
     @Test("group members match json_each over users", arguments: userLists + [nil])
     func groupMembers(users: String?) async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         let document = users.map { #"{"guid":"g","users":\#($0)}"# } ?? #"{"guid":"g"}"#
         let group = object("FFUserGroup", "g", document: document)
         try await store.database.write { connection in
@@ -32,8 +32,30 @@ struct DerivedRowsTests {
                 $0.text(0) ?? ""
             }
         }
-        #expect(Set(try DerivedRows(of: group).groupMembers ?? ["not a group"]) == Set(bySQL))
-        #expect(try DerivedRows(of: object("Post", "g", document: document)).groupMembers == nil)
+        #expect(
+            Set(try DerivedRows(of: group, collections: .builtIn).groupMembers ?? ["not a group"]) == Set(bySQL))
+        #expect(
+            try DerivedRows(of: object("Post", "g", document: document), collections: .builtIn).groupMembers
+                == nil)
+    }
+
+    @Test("which objects are groups, and how a member is named, is the domain's to say")
+    func groupsAreTheDomainsNames() {
+        let teams = AccountCollections(
+            users: "Person", groups: "Team", groupMembers: "people",
+            userReferencePrefix: "/ff/resources/Person/")
+        let document =
+            #"{"people":["p1",{"ffUrl":"/ff/resources/person/p2"},{"ffUrl":"/ff/resources/FFUser/u"}],"users":["u1"]}"#
+        #expect(
+            try DerivedRows(of: object("Team", "t", document: document), collections: teams).groupMembers == [
+                "p1", "p2",
+            ])
+        #expect(
+            try DerivedRows(of: object("FFUserGroup", "g", document: document), collections: teams).groupMembers
+                == nil)
+        #expect(
+            try DerivedRows(of: object("FFUserGroup", "g", document: document), collections: .builtIn)
+                .groupMembers == ["u1"])
     }
 
     static let documents = [
@@ -45,7 +67,7 @@ struct DerivedRowsTests {
 
     @Test("blob references match json_each over the members", arguments: documents)
     func blobReferences(document: String) async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         let bySQL = try store.database.read { connection in
             try connection.query(
                 """
@@ -54,7 +76,8 @@ struct DerivedRowsTests {
                 """
             ) { "\($0.text(0) ?? "")=\($0.text(1) ?? "")" }
         }
-        let derived = try DerivedRows(of: object("Post", "a", document: document)).blobReferences
+        let derived = try DerivedRows(of: object("Post", "a", document: document), collections: .builtIn)
+            .blobReferences
         #expect(derived.map { "\($0.member)=\($0.sha256)" }.sorted() == bySQL)
     }
 
@@ -75,16 +98,16 @@ struct DerivedRowsTests {
             ("FFUserGroup", users, .groupMembers),
         ]
         for (collection, document, limit) in cases {
-            let atLimit = try DerivedRows(of: object(collection, "a", document: document(limit.maximum)))
+            let atLimit = try DerivedRows(of: object(collection, "a", document: document(limit.maximum)), collections: .builtIn)
             #expect(
                 [atLimit.blobReferences.count, atLimit.references.count, atLimit.groupMembers?.count ?? 0]
                     .max()
                     == limit.maximum)
             #expect(throws: StoreError.tooManyRows(limit)) {
-                try DerivedRows(of: object(collection, "a", document: document(limit.maximum + 1)))
+                try DerivedRows(of: object(collection, "a", document: document(limit.maximum + 1)), collections: .builtIn)
             }
         }
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         await #expect(throws: StoreError.tooManyRows(.blobMembers)) {
             try await store.insert(object("Post", "a", document: blobs(1001)), marking: nil)
         }
@@ -93,7 +116,7 @@ struct DerivedRowsTests {
 
     @Test("writes keep group_members and blob_refs in step, and a delete clears them")
     func rowsFollowWrites() async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         func rows() throws -> [String] {
             try store.database.read { connection in
                 try connection.query(

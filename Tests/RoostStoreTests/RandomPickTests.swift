@@ -12,7 +12,7 @@ struct RandomPickTests {
 
     @Test("an equality on an indexed field uses the index")
     func indexUse() async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         let index = try await store.createIndex(collection: "Post", field: FieldPath("gender")!)
         #expect(try await store.fieldIndexes() == [index])
         let condition = try SQLiteObjectStore.condition(

@@ -14,7 +14,8 @@ private let endless: SQL =
 private func openDatabase(_ limits: ReadLimits, inline: Bool = false) throws -> SQLiteDatabase {
     var limits = limits
     if !inline { limits.inlineSteps = 0 }
-    return try SQLiteStorage(directory: temporaryDirectory(), readLimits: limits).database
+    return try SQLiteStorage(directory: temporaryDirectory(), collections: .builtIn, readLimits: limits)
+        .database
 }
 
 @Suite("Reader pool: deadlines, cancellation, bounds")
@@ -121,7 +122,8 @@ struct ReaderPoolTests {
 
     @Test("a query with a regular expression never starts on the calling thread")
     func regexSkipsTheLoop() async throws {
-        let storage = try SQLiteStorage(directory: temporaryDirectory(), readLimits: ReadLimits(threads: 1))
+        let storage = try SQLiteStorage(
+            directory: temporaryDirectory(), collections: .builtIn, readLimits: ReadLimits(threads: 1))
         try await storage.objects.insert(object("Word", "w1", document: #"{"guid":"w1","text":"abc"}"#))
         let text = FieldPath("text")!
         let equal = try await storage.objects.list(

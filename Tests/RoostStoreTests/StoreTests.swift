@@ -5,6 +5,13 @@ import Testing
 @testable import RoostSQLite
 @testable import RoostStore
 
+extension AccountCollections {
+    /// Core's names (`AccountCollections.builtIn` there), which these tests cannot import.
+    static let builtIn = AccountCollections(
+        users: "FFUser", groups: "FFUserGroup", groupMembers: "users",
+        userReferencePrefix: "/ff/resources/FFUser/")
+}
+
 func temporaryDirectory() -> String {
     let path = NSTemporaryDirectory() + "roost-store-test-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -35,8 +42,8 @@ struct StoreTests {
     @Test("migrations run once and are recorded")
     func migrations() throws {
         let directory = temporaryDirectory()
-        _ = try SQLiteObjectStore(directory: directory)
-        let reopened = try SQLiteObjectStore(directory: directory)
+        _ = try SQLiteObjectStore(directory: directory, collections: .builtIn)
+        let reopened = try SQLiteObjectStore(directory: directory, collections: .builtIn)
         let versions = try reopened.database.read {
             try $0.query("SELECT version, name FROM roost_schema") { "\($0.integer(0)) \($0.text(1) ?? "")" }
         }

@@ -14,7 +14,7 @@ struct WriterTests {
 
     @Test("a write that throws after a statement ran leaves nothing behind")
     func failingWriteRollsBack() async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         await #expect(throws: Failure.self) {
             try await store.database.write { connection in
                 try SQLiteObjectStore.insert(object("Post", "a"), derived: DerivedRows(), on: connection)
@@ -27,7 +27,7 @@ struct WriterTests {
 
     @Test("a failing job rolls back alone: the other jobs of its batch commit")
     func failingJobInABatch() async throws {
-        let store = try SQLiteObjectStore(directory: temporaryDirectory())
+        let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
         let database = store.database
         // The first job holds the writer until the next two are queued, so they share a batch.
         let gate = DispatchSemaphore(value: 0)

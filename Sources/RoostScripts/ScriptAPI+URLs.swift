@@ -1,5 +1,5 @@
+import Foundation
 import RoostCore
-import RoostHTTP
 import RoostJSON
 import RoostQuery
 
@@ -30,7 +30,7 @@ struct ScriptAddress: Equatable {
             )
         }
         // Decoded as a request path would be; text that is not valid percent-encoding stays as written.
-        var path = rest.contains("%") ? PercentEncoding.decode(rest) ?? rest : rest
+        var path = rest.contains("%") ? rest.removingPercentEncoding ?? rest : rest
         if !path.contains("("), path.hasSuffix("/") { path.removeLast() }
         let slash = path.firstIndex(of: "/")
         let name = String(path[..<(slash ?? path.endIndex)])
@@ -42,7 +42,7 @@ struct ScriptAddress: Equatable {
             picksRandom = false
         } else if remainder.hasPrefix("(") {
             target = .query(remainder)
-            let query = ObjectRoutes.splitTraversal(remainder)?.0 ?? remainder
+            let query = QueryTraversal.split(remainder)?.query ?? remainder
             picksRandom = (try? QueryPlan(QueryParser.parse(query)))?.pickRandom ?? false
         } else if !remainder.contains("/") {
             // A malformed guid names no object (null), as `GET /C/<it>` is 404; never a query.

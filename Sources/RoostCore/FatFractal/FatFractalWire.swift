@@ -1,17 +1,17 @@
 import RoostCore
-import RoostHTTP
 import RoostJSON
 
 /// FatFractal's JSON shapes: the `{statusMessage, result}` envelope, objects with `clazz`, `ffRefs`
 /// and `ffUserCanEdit` on the way out, and lenient creates and updates on the way in.
-enum FatFractalWire {
+public enum FatFractalWire {
     /// Metadata a FatFractal client echoes in creates and updates; Roost owns it, so the dialect
     /// drops it instead of refusing it (FatFractal's updates carry no `If-Match`: last write wins).
-    static let echoedMetadata: Set<String> =
+    public static let echoedMetadata: Set<String> =
         Set(ObjectService.metadataFields).union(["ffRL", "ffUserCanEdit", "ffRefs"])
 
     /// The envelope: `{"statusMessage": …, "result": …}` and any extra members (an error's `code`).
-    static func envelope(_ message: String, _ result: JSONValue, extra: [(String, JSONValue)] = []) -> [UInt8]
+    public static func envelope(_ message: String, _ result: JSONValue, extra: [(String, JSONValue)] = [])
+        -> [UInt8]
     {
         JSONWriter.bytes(
             .object(
@@ -20,7 +20,7 @@ enum FatFractalWire {
 
     /// A Roost error body `{status, code, message, details}` as FatFractal's clients read errors:
     /// `statusMessage` is the sentence; `code` and `details` stay for programs.
-    static func errorEnvelope(_ error: JSONObject) -> [UInt8] {
+    public static func errorEnvelope(_ error: JSONObject) -> [UInt8] {
         var extra: [(String, JSONValue)] = []
         if let code = error["code"] { extra.append(("code", code)) }
         if let details = error["details"], details.objectValue?.isEmpty == false {
@@ -32,7 +32,7 @@ enum FatFractalWire {
     /// A create or update body made acceptable: `guid: null`, a temporary `ffUrl` and echoed
     /// metadata are dropped, and `ffRefs` entries of type FFO become Roost references. On an
     /// update the object's own guid may be echoed too.
-    static func lenientBody(_ body: JSONObject, updating guid: String?) -> JSONObject {
+    public static func lenientBody(_ body: JSONObject, updating guid: String?) -> JSONObject {
         var fields = body
         if let sent = fields["guid"], sent == .null || (guid != nil && sent.stringValue == guid) {
             fields["guid"] = nil
@@ -50,14 +50,16 @@ enum FatFractalWire {
     }
 
     /// `/app/ff/resources/C/g` or a full URL → `/ff/resources/C/g`.
-    static func resourcePath(_ url: String) -> String {
+    public static func resourcePath(_ url: String) -> String {
         guard let range = url.range(of: "/ff/resources/") else { return url }
         return String(url[range.lowerBound...])
     }
 
     /// A stored document as FatFractal serves it: references and blob members move to `ffRefs`,
     /// and `clazz`, `ffRL` and `ffUserCanEdit` are added.
-    static func wireObject(_ document: JSONObject, mayEdit: (String, [UInt8], String?) -> Bool) -> JSONValue {
+    public static func wireObject(_ document: JSONObject, mayEdit: (String, [UInt8], String?) -> Bool)
+        -> JSONValue
+    {
         guard let ffUrl = document["ffUrl"]?.stringValue, let collection = collectionName(ffUrl) else {
             return .object(document)
         }
@@ -96,7 +98,7 @@ enum FatFractalWire {
     }
 
     /// `C` of `/ff/resources/C/guid`.
-    static func collectionName(_ ffUrl: String) -> String? {
+    public static func collectionName(_ ffUrl: String) -> String? {
         let parts = ffUrl.split(separator: "/")
         guard parts.count >= 4, parts[parts.count - 4] == "ff", parts[parts.count - 3] == "resources" else {
             return nil
@@ -105,7 +107,7 @@ enum FatFractalWire {
     }
 
     /// An answer's JSON as the `result`: objects translated, pages as arrays.
-    static func result(of body: JSONValue, mayEdit: (String, [UInt8], String?) -> Bool) -> JSONValue {
+    public static func result(of body: JSONValue, mayEdit: (String, [UInt8], String?) -> Bool) -> JSONValue {
         guard case .object(let object) = body else { return body }
         if object["ffUrl"] != nil, object["guid"] != nil { return wireObject(object, mayEdit: mayEdit) }
         if object.count <= 2, case .array(let items)? = object["items"] {
@@ -117,7 +119,7 @@ enum FatFractalWire {
 
 extension JSONValue {
     /// The elements when this is an array.
-    var arrayValue: [JSONValue]? {
+    public var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }
         return nil
     }

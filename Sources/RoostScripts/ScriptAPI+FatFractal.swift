@@ -1,6 +1,5 @@
 import RoostCore
 import RoostJSON
-import RoostScripts
 import RoostStore
 
 /// The rest of FatFractal's data API: the `asUserGuid` every data call may end with, counted and

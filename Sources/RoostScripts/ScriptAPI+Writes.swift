@@ -1,6 +1,5 @@
 import RoostCore
 import RoostJSON
-import RoostScripts
 import RoostStore
 
 /// `createObjAtUrl`, `updateObj`, `deleteObj` and `registerUser`.

@@ -1,14 +1,12 @@
 import RoostCore
-import RoostHTTP
 import RoostJSON
-import RoostScripts
 import RoostStore
 
 /// Makes the `ff` API host a handler's data calls go through: with the rights of `caller` (or of
 /// the system, as the handler declares); `name` is the handler's, for its log lines; `replaced`
 /// is the object an update replaced, in the wire shape (`ff.getUpdateEventHandlerData()`'s `old`);
 /// `requestID` is what the script's log lines carry (the request's, or an ASYNC run's event id).
-typealias ScriptCallsFactory =
+public typealias ScriptCallsFactory =
     @Sendable (
         _ caller: Principal?, _ rights: ScriptRights, _ name: String, _ replaced: JSONValue?,
         _ requestID: String
@@ -17,18 +15,34 @@ typealias ScriptCallsFactory =
 /// Runs the app's PRE and POST handlers around object writes (the object service asks it; see
 /// ``ObjectWriteHooks``). Each handler sees the object in FatFractal's wire shape, as
 /// `ff.getEventHandlerData()` and as the `FF_EVENT_DATA_JSON` text.
-struct ScriptHandlerRunner: ObjectWriteHooks {
+public struct ScriptHandlerRunner: ObjectWriteHooks {
     /// Runs an invocation in the script pool (``ScriptRuntime/invoke(_:calls:)``).
     let invoke: @Sendable (ScriptInvocation, any ScriptCallHandling) async throws -> ScriptOutcome
     let definitions: AppDefinitionSource
     /// Reads the caller's FFUser for `ff.getActiveUser()`; its writes run no handler.
     let objects: ObjectService
     let accounts: AccountService
-    let makeCalls: ScriptCallsFactory
-    let appAddress: String
-    let logger: Logger
+    public let makeCalls: ScriptCallsFactory
+    public let appAddress: String
+    let logger: any ScriptLog
 
-    func runs(_ phase: ScriptHandler.Phase, on event: ScriptHandler.Event, in collection: String) -> Bool {
+    public init(
+        invoke: @escaping @Sendable (ScriptInvocation, any ScriptCallHandling) async throws -> ScriptOutcome,
+        definitions: AppDefinitionSource, objects: ObjectService, accounts: AccountService,
+        makeCalls: @escaping ScriptCallsFactory, appAddress: String, logger: any ScriptLog
+    ) {
+        self.invoke = invoke
+        self.definitions = definitions
+        self.objects = objects
+        self.accounts = accounts
+        self.makeCalls = makeCalls
+        self.appAddress = appAddress
+        self.logger = logger
+    }
+
+    public func runs(_ phase: ScriptHandler.Phase, on event: ScriptHandler.Event, in collection: String)
+        -> Bool
+    {
         let handlers = definitions.definition.scripts.handlers
         return !handlers.isEmpty
             && handlers.contains {
@@ -36,7 +50,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
             }
     }
 
-    func beforeWrite(
+    public func beforeWrite(
         _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
         origin: WriteOrigin?
     ) async throws -> JSONObject? {
@@ -58,7 +72,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
         return fields
     }
 
-    func afterWrite(
+    public func afterWrite(
         _ event: ScriptHandler.Event, object: StoredObject, previous: StoredObject?, caller: Principal?,
         origin: WriteOrigin?
     ) async {
@@ -73,7 +87,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
                     origin: origin)
             } catch {
                 // The write is committed: a POST handler's failure is the server's to report, not the client's.
-                logger.error(
+                logger.failure(
                     "POST handler '\(handler.name)' failed on \(event.rawValue) of \(object.collection)/\(object.guid): \(error)",
                     requestID: origin?.requestID)
             }
@@ -104,7 +118,7 @@ struct ScriptHandlerRunner: ObjectWriteHooks {
     }
 
     /// A stored document in FatFractal's wire shape, as handlers see objects.
-    static func wire(_ document: [UInt8]) -> JSONValue? {
+    public static func wire(_ document: [UInt8]) -> JSONValue? {
         guard case .object(let fields)? = try? JSONParser.parse(document) else { return nil }
         return FatFractalWire.wireObject(fields, mayEdit: { _, _, _ in true })
     }

@@ -1,8 +1,6 @@
 import RoostCore
-import RoostHTTP
 import RoostJSON
 import RoostScriptProtocol
-import RoostScripts
 import RoostStore
 
 /// FatFractal's server-side `ff` API, carried out for one running script with one caller's rights.
@@ -41,11 +39,18 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         rights == .system ? systemPrincipal : caller
     }
 
+    /// FatFractal's user `anonymous`, what scripts see of a caller who did not log in.
+    static let anonymousUser = JSONValue.object(
+        JSONObject(uniqueMembers: [
+            ("clazz", .string(AccountService.userCollection)), ("guid", .string("anonymous")),
+            ("userName", .string("anonymous")),
+        ]))
+
     /// What `ff.getActiveUser()` answers (a `getActiveUser` call): the caller's
     /// FFUser in the wire shape, or FatFractal's user `anonymous` (its scripts test
     /// `ff.getActiveUser().guid == "anonymous"`).
     public static func activeUser(_ caller: Principal?, accounts: AccountService) async throws -> JSONValue {
-        guard let caller else { return ScriptExtensionRequest.anonymousUser }
+        guard let caller else { return Self.anonymousUser }
         let user = try await accounts.user(caller)
         guard case .object(let document) = try JSONParser.parse(user.document) else { return .null }
         return FatFractalWire.wireObject(document) { _, _, _ in true }
@@ -63,14 +68,15 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public let requestID: String
     /// The handler's or extension's name, on every log line.
     public let scriptName: String
-    let logger: Logger
+    let logger: any ScriptLog
     public var limits = Limits()
     /// The object an update replaced, for an update's handler: `getUpdateEventHandlerData()`'s `old`.
     public var replacedObject: JSONValue?
 
     public init(
         objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
-        appAddress: String, requestID: String, scriptName: String, logger: Logger, limits: Limits = Limits()
+        appAddress: String, requestID: String, scriptName: String, logger: any ScriptLog,
+        limits: Limits = Limits()
     ) {
         self.objects = objects
         self.accounts = accounts
@@ -168,8 +174,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public func log(level: String, message: String) {
         let text =
             message.utf8.count > 8192 ? String(decoding: message.utf8.prefix(8192), as: UTF8.self) : message
-        logger.log(
-            Logger.Level(name: level) ?? .info, text, requestID: requestID, fields: [("script", scriptName)])
+        logger.scriptLine(level: level, text, requestID: requestID, fields: [("script", scriptName)])
     }
 
     /// The URL argument at `position` (or, with `allowingArray`, an array of one URL, as
@@ -258,7 +263,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         case .collection:
             return try await objects.list(request, caller: rights)
         case .query(let text):
-            if let (query, member) = ObjectRoutes.splitTraversal(text) {
+            if let (query, member) = QueryTraversal.split(text) {
                 return try await objects.traverse(query: query, member: member, request, caller: rights)
             }
             // A random pick answers one object whatever the page: draw it once.
