@@ -182,7 +182,9 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         _ groups: [StoredObject], replacingWhen isSquatted: @escaping @Sendable (GroupClaim) -> Bool
     ) async throws -> [String] {
         guard !groups.isEmpty else { return [] }
-        let derived = try groups.map { group throws(StoreError) in try DerivedRows(of: group, collections: collections) }
+        let derived = try groups.map { group throws(StoreError) in
+            try DerivedRows(of: group, collections: collections)
+        }
         let users = collections.users
         return try await database.write { connection in
             // Instances starting together ensure the groups one after the other.

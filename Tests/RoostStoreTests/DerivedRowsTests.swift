@@ -33,14 +33,15 @@ struct DerivedRowsTests {
             }
         }
         #expect(
-            Set(try DerivedRows(of: group, collections: .builtIn).groupMembers ?? ["not a group"]) == Set(bySQL))
+            Set(try DerivedRows(of: group, collections: .builtIn).groupMembers ?? ["not a group"])
+                == Set(bySQL))
         #expect(
             try DerivedRows(of: object("Post", "g", document: document), collections: .builtIn).groupMembers
                 == nil)
     }
 
     @Test("which objects are groups, and how a member is named, is the domain's to say")
-    func groupsAreTheDomainsNames() {
+    func groupsAreTheDomainsNames() throws {
         let teams = AccountCollections(
             users: "Person", groups: "Team", groupMembers: "people",
             userReferencePrefix: "/ff/resources/Person/")
@@ -51,7 +52,8 @@ struct DerivedRowsTests {
                 "p1", "p2",
             ])
         #expect(
-            try DerivedRows(of: object("FFUserGroup", "g", document: document), collections: teams).groupMembers
+            try DerivedRows(of: object("FFUserGroup", "g", document: document), collections: teams)
+                .groupMembers
                 == nil)
         #expect(
             try DerivedRows(of: object("FFUserGroup", "g", document: document), collections: .builtIn)
@@ -98,13 +100,15 @@ struct DerivedRowsTests {
             ("FFUserGroup", users, .groupMembers),
         ]
         for (collection, document, limit) in cases {
-            let atLimit = try DerivedRows(of: object(collection, "a", document: document(limit.maximum)), collections: .builtIn)
+            let atLimit = try DerivedRows(
+                of: object(collection, "a", document: document(limit.maximum)), collections: .builtIn)
             #expect(
                 [atLimit.blobReferences.count, atLimit.references.count, atLimit.groupMembers?.count ?? 0]
                     .max()
                     == limit.maximum)
             #expect(throws: StoreError.tooManyRows(limit)) {
-                try DerivedRows(of: object(collection, "a", document: document(limit.maximum + 1)), collections: .builtIn)
+                try DerivedRows(
+                    of: object(collection, "a", document: document(limit.maximum + 1)), collections: .builtIn)
             }
         }
         let store = try SQLiteObjectStore(directory: temporaryDirectory(), collections: .builtIn)
