@@ -10,7 +10,9 @@ extension HTTPServer {
     /// Answers the request in `bytes` (one whole request) as a connection from `remoteAddress`
     /// would: the wire bytes of the answer, `Connection: close` included. A streamed answer
     /// (`ResponseStream`) cannot be carried this way and is answered 501.
-    public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") async -> [UInt8] {
+    @_spi(Testing) public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") async
+        -> [UInt8]
+    {
         // On a loop of the server's, as a connection's handler runs: code that relies on being on
         // one (reads answered inline, loop checks) behaves as it does for a socket.
         let loops = runningLoops

@@ -1,6 +1,6 @@
 import Foundation
 import RoostCore
-import RoostHTTP
+@_spi(Testing) import RoostHTTP
 import RoostJSON
 import RoostScripts
 import RoostStore
@@ -282,7 +282,9 @@ public final class Application: Sendable {
 
     /// Answers one request given as its wire bytes without a socket, through everything a
     /// connection's request goes through (see ``HTTPServer/exchange(_:from:)``): for tests.
-    public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") async -> [UInt8] {
+    @_spi(Testing) public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") async
+        -> [UInt8]
+    {
         await server.exchange(bytes, from: remoteAddress)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import RoostDrivers
-import RoostHTTP
-import RoostServer
+@_spi(Testing) import RoostHTTP
+@_spi(Testing) import RoostServer
 
 /// Registrations one address may make per hour on a test server (the suite registers thousands
 /// of users from 127.0.0.1); the registration throttle's tests set their own limit.
