@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "RoostTestSupport",
             dependencies: [
-                "RoostServer", "RoostHTTP", "RoostDrivers", "RoostSQLite", "RoostPostgres", "CRoostSystem",
+                "RoostServer", "RoostCore", "RoostHTTP", "RoostDrivers", "RoostSQLite", "RoostPostgres", "CRoostSystem",
             ]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),

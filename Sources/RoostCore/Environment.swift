@@ -1,13 +1,13 @@
 import Foundation
 
 /// Where time comes from, so tests can set it.
-public protocol Clock: Sendable {
+public protocol WallClock: Sendable {
     /// Milliseconds since 1970.
     func nowMilliseconds() -> Int64
 }
 
 /// The system's wall clock.
-public struct SystemClock: Clock {
+public struct SystemWallClock: WallClock {
     public init() {}
     public func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -62,7 +62,7 @@ public struct ServerConfiguration: Sendable {
     /// Where access-log lines go instead of standard output (tests read them).
     public var accessLogSink: (@Sendable ([UInt8]) -> Void)?
     /// Where timestamps come from; tests set a fixed clock.
-    public var clock: any Clock = SystemClock()
+    public var clock: any WallClock = SystemWallClock()
     /// Where guids come from; tests set a predictable source.
     public var guids: any GuidGenerator = RandomGuidGenerator()
     /// The app definition file (`roost.json`); when nil, ``appDefinition`` applies.

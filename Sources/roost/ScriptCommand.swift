@@ -92,8 +92,8 @@ private func runScript(
 ) async throws -> Int32 {
     let objects = ObjectService(store: storage.objectStore, definitions: definitions)
     let accounts = AccountService(
-        objects: storage.objectStore, accounts: storage.accountStore, clock: SystemClock(),
-        guids: RandomGuidGenerator(), throttle: LoginThrottle(clock: SystemClock()), decoyHash: "",
+        objects: storage.objectStore, accounts: storage.accountStore, clock: SystemWallClock(),
+        guids: RandomGuidGenerator(), throttle: LoginThrottle(clock: SystemWallClock()), decoyHash: "",
         definitions: definitions)
     var caller: Principal?
     if let userGuid {

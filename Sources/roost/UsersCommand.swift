@@ -97,9 +97,9 @@ func users(_ arguments: [String]) async -> Int32 {
     do {
         try await database.withStorage { storage in
             let accounts = AccountService(
-                objects: storage.objectStore, accounts: storage.accountStore, clock: SystemClock(),
+                objects: storage.objectStore, accounts: storage.accountStore, clock: SystemWallClock(),
                 guids: RandomGuidGenerator(),
-                throttle: LoginThrottle(clock: SystemClock()), decoyHash: "")
+                throttle: LoginThrottle(clock: SystemWallClock()), decoyHash: "")
             switch action {
             case "list":
                 let users = try await UserSummary.all(in: storage.objectStore)

@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func anExpiredTokenEndsTheStreamWithInvalidToken() async throws {
-        let clock = HandMovedClock()
+        let clock = ManualWallClock()
         let server = try await makeExpiringServer(clock: clock)
         let alice = try makeClient(port: server.port)
         _ = try await alice.register(userName: "alice", password: "correct horse")

@@ -34,15 +34,8 @@ func forgetIdempotencyKeys(of server: TestServer) async throws {
     _ = try await database.write { try $0.run("DELETE FROM idempotency_keys") }
 }
 
-/// The server's clock, moved by hand: a token expires when the test says.
-final class HandMovedClock: RoostCore.Clock {
-    private let now = Atomic<Int64>(1_790_000_000_000)
-    func nowMilliseconds() -> Int64 { now.load(ordering: .relaxed) }
-    func advance(seconds: Int64) { now.add(seconds * 1000, ordering: .relaxed) }
-}
-
 /// A server on `clock` whose tokens last a minute and whose streams check them every 100 ms.
-func makeExpiringServer(clock: HandMovedClock) async throws -> TestServer {
+func makeExpiringServer(clock: ManualWallClock) async throws -> TestServer {
     let definition = try AppDefinition.parse(Array(openDefinition.utf8))
     return try await TestServer { configuration in
         configuration.appDefinition = definition

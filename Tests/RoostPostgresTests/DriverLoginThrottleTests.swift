@@ -6,23 +6,17 @@ import Testing
 
 @testable import RoostPostgres
 
-/// A clock the test moves by hand.
-private final class HandClock: Clock {
-    private let now = Mutex<Int64>(1_800_000_000_000)
-    func nowMilliseconds() -> Int64 { now.withLock { $0 } }
-    func advance(_ milliseconds: Int64) { now.withLock { $0 += milliseconds } }
-}
-
 @Suite("PostgreSQL login throttle store")
 struct DriverLoginThrottleTests {
     static let limits = LoginThrottle.Limits(perAccount: 3, perAddress: 5, window: 60_000)
 
     /// Two instances' throttles (each with its own pool) on one fresh database.
     private func withTwoInstances(
-        _ body: (LoginThrottle, LoginThrottle, PostgresLoginThrottleStore, HandClock) async throws -> Void
+        _ body: (LoginThrottle, LoginThrottle, PostgresLoginThrottleStore, ManualWallClock) async throws ->
+            Void
     ) async throws {
         try await PostgresTestDatabase.with { test in
-            let clock = HandClock()
+            let clock = ManualWallClock()
             let first = try PostgresDatabase(
                 configuration: test.configuration, migrations: PostgresLoginThrottleStore.migrations)
             let second = try PostgresDatabase(
@@ -48,7 +42,7 @@ struct DriverLoginThrottleTests {
     @Test func failuresOnOneInstanceThrottleTheOther() async throws {
         try await withTwoInstances { first, second, _, clock in
             try await first.recordFailure(account: "user:ann", address: "192.0.2.1")
-            clock.advance(10_000)
+            clock.advance(milliseconds: 10_000)
             try await second.recordFailure(account: "user:ann", address: "192.0.2.2")
             #expect(try await first.retryAfter(account: "user:ann", address: "192.0.2.3") == nil)
             try await first.recordFailure(account: "user:ann", address: "192.0.2.3")
@@ -73,7 +67,7 @@ struct DriverLoginThrottleTests {
         try await withTwoInstances { first, _, store, clock in
             for _ in 0..<3 { try await first.recordFailure(account: "user:ann", address: "192.0.2.1") }
             #expect(try await first.retryAfter(account: "user:ann", address: "192.0.2.1") != nil)
-            clock.advance(60_000)
+            clock.advance(milliseconds: 60_000)
             #expect(try await first.retryAfter(account: "user:ann", address: "192.0.2.1") == nil)
             // The next failure's write sweeps rows whose failures have all expired.
             try await first.recordFailure(account: "user:bob", address: "192.0.2.2")
@@ -93,11 +87,11 @@ struct DriverLoginThrottleTests {
     }
 
     @Test func theInMemoryStoreKeepsTheSameCounts() async throws {
-        let clock = HandClock()
+        let clock = ManualWallClock()
         let throttle = LoginThrottle(limits: Self.limits, clock: clock)
         for _ in 0..<3 { try await throttle.recordFailure(account: "user:ann", address: "192.0.2.1") }
         #expect(try await throttle.retryAfter(account: "user:ann", address: "192.0.2.2") == 60)
-        clock.advance(60_000)
+        clock.advance(milliseconds: 60_000)
         #expect(try await throttle.retryAfter(account: "user:ann", address: "192.0.2.2") == nil)
     }
 }

@@ -162,7 +162,7 @@ struct AccountAPITests {
 
     @Test("repeated failures are throttled with 429 and Retry-After; a success resets the account")
     func throttling() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await makeAccountServer(
             clock: clock, limits: LoginThrottle.Limits(perAccount: 3, perAddress: 100, window: 60_000))
         _ = try await server.client.register("alice")
@@ -200,7 +200,7 @@ struct AccountAPITests {
 
     @Test("the token resource of seed 003: create, check, revoke, expire")
     func tokenResource() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await makeAccountServer(clock: clock)
         _ = try await server.client.register("alice", extra: #","email":"alice@example.com""#)
         _ = try await server.client.register("bob")

@@ -4,13 +4,6 @@ import RoostServer
 import RoostTestSupport
 import Synchronization
 
-/// A clock tests move by hand.
-final class ManualClock: Clock {
-    private let now = Atomic<Int64>(1_790_000_000_000)
-    func nowMilliseconds() -> Int64 { now.load(ordering: .relaxed) }
-    func advance(seconds: Int64) { now.add(seconds * 1000, ordering: .relaxed) }
-}
-
 /// Collects access-log output.
 final class LogCapture: Sendable {
     private let bytes = Mutex<[UInt8]>([])
@@ -20,7 +13,7 @@ final class LogCapture: Sendable {
 
 /// A server with cheap password hashing (tests need speed, not strength) and a manual clock.
 func makeAccountServer(
-    clock: ManualClock = ManualClock(), policy: SessionPolicy = .perDevice, log: LogCapture? = nil,
+    clock: ManualWallClock = ManualWallClock(), policy: SessionPolicy = .perDevice, log: LogCapture? = nil,
     limits: LoginThrottle.Limits = LoginThrottle.Limits()
 ) async throws -> TestServer {
     try await TestServer { configuration in

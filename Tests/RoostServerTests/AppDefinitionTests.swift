@@ -150,9 +150,14 @@ struct AppDefinitionTests {
         // A bad file behind the server's back: SIGHUP keeps the running definition.
         try Data("{".utf8).write(to: URL(fileURLWithPath: path))
         server.process.signal(SIGHUP)
-        try await Task.sleep(nanoseconds: 500_000_000)
-        let status = try String(contentsOfFile: directory + "/roost.reload-status", encoding: .utf8)
-        #expect(status.hasPrefix("error: line 1, column 2"))
+        // The server writes the outcome of each reload to its status file: wait for this one's.
+        let statusPath = directory + "/roost.reload-status"
+        #expect(
+            await eventually(within: 30) {
+                (try? String(contentsOfFile: statusPath, encoding: .utf8))?.hasPrefix(
+                    "error: line 1, column 2")
+                    == true
+            })
         #expect(try await client.send("POST", "/ff/resources/Note", json: "{}").status == 401)
         #expect(try await client.send("GET", "/health").status == 200)
 

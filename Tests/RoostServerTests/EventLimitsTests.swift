@@ -113,7 +113,7 @@ struct EventLimitsTests {
     func expiryCloses() async throws {
         // The server's clock is the test's: the token expires when the test says, not when a
         // busy machine happens to get there.
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await TestServer { configuration in
             configuration.appDefinition = openRules
             configuration.passwordHasher = PasswordHasher.cheapForTests()

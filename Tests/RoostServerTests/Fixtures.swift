@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// A clock that starts at a known instant and moves 1 ms per reading.
-final class SteppingClock: Clock {
+final class SteppingClock: WallClock {
     private let now = Atomic<Int64>(1_790_000_000_000)
     func nowMilliseconds() -> Int64 { now.add(1, ordering: .relaxed).newValue }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import RoostCore
-import RoostSQLite
 import RoostStore
 import RoostTestSupport
 import Synchronization
 import Testing
+
+@testable import RoostSQLite
 
 /// Issue 12, items 6–8: the data folder and the process under hostile conditions, on the real
 /// binary where the finding is about the process (a second server, file modes, a full disk).
@@ -255,9 +256,10 @@ struct FullDiskTests {
         let big = Task {
             try await database.write { try $0.run("INSERT INTO t VALUES ('big', randomblob(3145728))") }
         }
-        try await Task.sleep(for: .milliseconds(200))  // only to order the two writes in the queue
+        // The writer waits, so each write is queued in the order it was made: big first.
+        #expect(await eventually { database.queuedWriteCount == 1 })
         let small = Task { try await database.write { try $0.run("INSERT INTO t VALUES ('small', x'00')") } }
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually { database.queuedWriteCount == 2 })
         gate.signal()
         try await blocker.value
         let bigResult = await big.result
@@ -283,7 +285,7 @@ struct FullDiskTests {
     func renewalOnFullDisk() async throws {
         guard let directory = try await mountSmallDisk(megabytes: 8) else { return }
         defer { _ = umount2(directory, Int32(MNT_DETACH)) }
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await TestServer(dataDirectory: directory) { configuration in
             configuration.clock = clock
             configuration.passwordHasher = PasswordHasher.cheapForTests()

@@ -8,7 +8,7 @@ import Testing
 
 /// `Idempotency-Key` on writes: one run per key and caller, the first answer replayed.
 @Suite struct IdempotencyTests {
-    private func server(clock: ManualClock = ManualClock()) async throws -> TestServer {
+    private func server(clock: ManualWallClock = ManualWallClock()) async throws -> TestServer {
         try await TestServer { configuration in
             configuration.appDefinition = openRules
             configuration.clock = clock
@@ -25,7 +25,7 @@ import Testing
     /// one anonymous client never gets another's answer, while a client still gets its own.
     @Test func anonymousClientsNeverReplayEachOthersAnswers() async throws {
         let storage = try SQLiteStorage(directory: TestServer.makeTemporaryDirectory(), collections: .builtIn)
-        let service = IdempotencyService(store: storage.idempotencyKeys, clock: ManualClock())
+        let service = IdempotencyService(store: storage.idempotencyKeys, clock: ManualWallClock())
         let body = Array(#"{"text":"a"}"#.utf8)
         func begin(from address: String) async throws -> IdempotencyService.Decision {
             try await service.begin(
@@ -149,7 +149,7 @@ import Testing
     }
 
     @Test func keysExpireAfterADay() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await server(clock: clock)
         let key = [("Idempotency-Key", "daily")]
         _ = try await server.client.send("POST", "/ff/resources/Note", json: #"{"text":"a"}"#, headers: key)
@@ -166,7 +166,7 @@ import Testing
     /// A run that died with its process (reserved, never finished) blocks its key for two
     /// minutes, then the key runs again.
     @Test func anAbandonedRunIsRetriedAfterTwoMinutes() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await server(clock: clock)
         let store = try await TestBackend.openStorage(for: server.dataDirectory).idempotencyStore
         let body = Array(#"{"text":"a"}"#.utf8)
@@ -193,7 +193,7 @@ import Testing
     /// The write commits with its key marked in the same transaction, then the process dies
     /// before recording the answer: a resend must not run it again.
     @Test func aWriteThatCommittedButLostItsAnswerIsNotRunAgain() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await server(clock: clock)
         let created = try await server.client.send("POST", "/ff/resources/Note", json: #"{"n":1}"#)
         let guid = try #require(created.json["guid"] as? String)

@@ -6,7 +6,7 @@ import Testing
 struct ReferenceTests {
     @Test("seed 000: a Micropost refers to its FFUser, inlined with depthRef=1")
     func micropostAuthor() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await makeAccountServer(clock: clock)
         let registered = try await server.client.register("alice")
         let token = try #require(registered.json["token"] as? String)

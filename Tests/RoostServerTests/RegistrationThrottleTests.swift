@@ -10,7 +10,7 @@ import Testing
 @Suite("Registration throttle")
 struct RegistrationThrottleTests {
     private static func server(
-        limit: Int, clock: ManualClock = ManualClock(), proxies: String? = nil
+        limit: Int, clock: ManualWallClock = ManualWallClock(), proxies: String? = nil
     ) async throws -> TestServer {
         try await TestServer { configuration in
             configuration.clock = clock
@@ -22,7 +22,7 @@ struct RegistrationThrottleTests {
 
     @Test("past the limit every registration gets one 429 with Retry-After, taken name or not")
     func limitPerAddress() async throws {
-        let clock = ManualClock()
+        let clock = ManualWallClock()
         let server = try await Self.server(limit: 3, clock: clock)
         #expect(try await server.client.register("ann").status == 201)
         #expect(try await server.client.register("ben").status == 201)

@@ -163,7 +163,7 @@ import Testing
         let finished = Finished()
         let gate = GatedCalls()
         let holder = Task { try await run("user a", "a1", gate) }
-        #expect(await eventually(within: 30) { gate.entered })
+        await gate.arrival()
         var runs: [Task<Void, any Error>] = []
         for (owner, argument) in [("user a", "a2"), ("user a", "a3"), ("user b", "b1")] {
             runs.append(Task { finished.append(try await run(owner, argument)) })
@@ -199,7 +199,7 @@ import Testing
         let finished = Finished()
         let gate = GatedCalls()
         let holder = Task { try await run("user a", "a1", gate) }
-        #expect(await eventually(within: 30) { gate.entered })
+        await gate.arrival()
         var runs: [Task<Void, any Error>] = []
         for argument in ["a2", "a3"] {
             runs.append(Task { finished.append(try await run("user a", argument)) })
@@ -231,7 +231,7 @@ import Testing
         // the queue full.
         let gate = GatedCalls()
         async let first = runtime.invoke(invocation("callThenEcho", argument: "1"), calls: gate)
-        #expect(await eventually(within: 30) { gate.entered })
+        await gate.arrival()
         async let second = runtime.invoke(invocation("callThenEcho", argument: "2"), calls: RecordingCalls())
         #expect(await eventually(within: 30) { runtime.waiting == 1 })
         await #expect { try await runtime.invoke(invocation("echo"), calls: RecordingCalls()) } throws: {
@@ -253,14 +253,15 @@ final class Finished: Sendable {
 
 /// An `ff` host whose calls wait until the test opens the gate: holds a worker without burning CPU.
 final class GatedCalls: ScriptCallHandling {
-    private let state = Mutex<(entered: Bool, open: Bool)>((false, false))
+    let gate = TestGate()
 
-    var entered: Bool { state.withLock { $0.entered } }
-    func open() { state.withLock { $0.open = true } }
+    var entered: Bool { gate.arrivals > 0 }
+    func open() { gate.open() }
+    /// Returns once a call has reached the gate.
+    func arrival() async { await gate.arrival() }
 
     func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
-        state.withLock { $0.entered = true }
-        while !state.withLock({ $0.open }) { try await Task.sleep(for: .milliseconds(20)) }
+        await gate.pass()
         return .null
     }
 
@@ -270,16 +271,18 @@ final class GatedCalls: ScriptCallHandling {
 /// An `ff` host whose calls ignore cancellation and wait for the gate: a data call that outlives
 /// its script.
 final class StubbornCalls: ScriptCallHandling {
-    private let state = Mutex<(entered: Bool, open: Bool, finished: Bool)>((false, false, false))
+    let gate = TestGate()
+    private let done = Atomic<Bool>(false)
 
-    var entered: Bool { state.withLock { $0.entered } }
-    var finished: Bool { state.withLock { $0.finished } }
-    func open() { state.withLock { $0.open = true } }
+    var entered: Bool { gate.arrivals > 0 }
+    var finished: Bool { done.load(ordering: .acquiring) }
+    func open() { gate.open() }
+    /// Returns once a call has reached the gate.
+    func arrival() async { await gate.arrival() }
 
     func call(_ method: String, arguments: [JSONValue]) async throws -> JSONValue {
-        state.withLock { $0.entered = true }
-        while !state.withLock({ $0.open }) { try? await Task.sleep(for: .milliseconds(20)) }
-        state.withLock { $0.finished = true }
+        await gate.pass()
+        done.store(true, ordering: .releasing)
         return .null
     }
 

@@ -65,7 +65,7 @@ public struct AccountService: Sendable {
     let objects: any ObjectStore
     let accounts: any AccountStore
     let hasher: PasswordHasher
-    let clock: any Clock
+    let clock: any WallClock
     let guids: any GuidGenerator
     let throttle: LoginThrottle
     let configuredPolicy: SessionPolicy
@@ -77,7 +77,7 @@ public struct AccountService: Sendable {
 
     public init(
         objects: any ObjectStore, accounts: any AccountStore, hasher: PasswordHasher = .standard,
-        clock: any Clock,
+        clock: any WallClock,
         guids: any GuidGenerator, throttle: LoginThrottle, policy: SessionPolicy = .perDevice,
         tokenLifetime: Int64 = 30 * 24 * 60 * 60 * 1000, decoyHash: String,
         definitions: AppDefinitionSource = AppDefinitionSource()

@@ -30,11 +30,11 @@ public final class LoginThrottle: Sendable {
     }
 
     private let limits: Limits
-    private let clock: any Clock
+    private let clock: any WallClock
     private let failures: any LoginFailureStore
 
     public init(
-        limits: Limits = Limits(), clock: any Clock, failures: any LoginFailureStore = InMemoryLoginFailures()
+        limits: Limits = Limits(), clock: any WallClock, failures: any LoginFailureStore = InMemoryLoginFailures()
     ) {
         self.limits = limits
         self.clock = clock

@@ -33,10 +33,10 @@ public final class IdempotencyService: Sendable {
     }
 
     let store: any IdempotencyStore
-    let clock: any Clock
+    let clock: any WallClock
     private let lastPurge = Atomic<Int64>(0)
 
-    public init(store: any IdempotencyStore, clock: any Clock = SystemClock()) {
+    public init(store: any IdempotencyStore, clock: any WallClock = SystemWallClock()) {
         self.store = store
         self.clock = clock
     }

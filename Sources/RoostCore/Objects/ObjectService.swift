@@ -13,7 +13,7 @@ public struct ObjectService: Sendable {
     public static let maximumPageSize = 1000
 
     let store: any ObjectStore
-    let clock: any Clock
+    let clock: any WallClock
     let guids: any GuidGenerator
     /// The app definition whose rules every operation checks.
     public let definitions: AppDefinitionSource
@@ -24,7 +24,7 @@ public struct ObjectService: Sendable {
     public internal(set) var origin: WriteOrigin?
 
     public init(
-        store: any ObjectStore, clock: any Clock = SystemClock(),
+        store: any ObjectStore, clock: any WallClock = SystemWallClock(),
         guids: any GuidGenerator = RandomGuidGenerator(),
         definitions: AppDefinitionSource = AppDefinitionSource()
     ) {
