@@ -8,7 +8,21 @@ cd "$(dirname "$0")/.."
 # PostgreSQL tests the server (a private cluster, started below); nginx and Caddy for the tests
 # that run the README's proxy blocks in front of Roost.
 scripts/install-deps.sh --browser-tests openssl ca-certificates python3 curl postgresql nginx caddy
-swift build --build-tests
+# A full run (no arguments) builds with coverage instrumentation in a folder of its own and prints
+# each module's line coverage at the end; ROOST_TEST_COVERAGE=0 skips that, =1 asks for it with
+# arguments too.
+coverage="${ROOST_TEST_COVERAGE:-$([ "$#" -eq 0 ] && echo 1 || echo 0)}"
+build_options=()
+if [ "$coverage" = 1 ]; then
+    build_options=(--scratch-path .build/coverage)
+    profiles="$(mktemp -d "${TMPDIR:-/tmp}/roost-coverage.XXXXXX")"
+    # Every instrumented process (the tests, each roost server and script worker they start)
+    # merges its counts into a few files per binary when it exits.
+    export LLVM_PROFILE_FILE="$profiles/%4m.profraw"
+    swift build --build-tests --enable-code-coverage "${build_options[@]}"
+else
+    swift build --build-tests
+fi
 # The PostgreSQL tests run against ROOST_TEST_DATABASE_URL: a private cluster in a temporary folder,
 # stopped and removed on exit, unless the variable already names a server.
 if [ -z "${ROOST_TEST_DATABASE_URL:-}" ]; then
@@ -31,7 +45,7 @@ retried=()
 run_tests() {
     local report
     report="$(mktemp -d "${TMPDIR:-/tmp}/roost-tests.XXXXXX")/results.xml"
-    if timeout --signal=KILL 1800 swift test --skip-build --xunit-output "$report" "$@"; then return 0; fi
+    if timeout --signal=KILL 1800 swift test --skip-build "${build_options[@]}" --xunit-output "$report" "$@"; then return 0; fi
     local failed
     failed="$(python3 - "${report%.xml}-swift-testing.xml" <<'EOF'
 import re, sys, xml.etree.ElementTree as ET
@@ -52,7 +66,7 @@ EOF
     while IFS= read -r name; do names+=("$name"); done < <(echo "$failed" | tr '|' '\n' | sed 's/\\//g; s/($//')
     echo "These tests failed beside the others; each runs again alone:"
     printf '  %s\n' "${names[@]}"
-    if timeout --signal=KILL 900 swift test --skip-build --filter "$failed" && [ "$strict" != 1 ]; then
+    if timeout --signal=KILL 900 swift test --skip-build "${build_options[@]}" --filter "$failed" && [ "$strict" != 1 ]; then
         retried+=("${names[@]}")
     else
         failures+=("${names[@]}")
@@ -72,6 +86,19 @@ if [ "$#" -eq 0 ]; then
     run_tests --filter "RoostServerTests\\..*($pressure)" --no-parallel
 else
     run_tests "$@"
+fi
+if [ "$coverage" = 1 ]; then
+    # The toolchain's own LLVM tools: Debian's older ones cannot read its profiles.
+    tools="$(dirname "$(readlink -f "$(command -v swift)")")"
+    binaries="$(swift build --show-bin-path "${build_options[@]}")"
+    if "$tools/llvm-profdata" merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"; then
+        echo "Line coverage (every test above; servers killed with SIGKILL count nothing):"
+        "$tools/llvm-cov" export -summary-only -instr-profile "$profiles/merged.profdata" \
+            "$binaries/RoostPackageTests.xctest" -object "$binaries/roost" | scripts/coverage-report.py
+    else
+        echo "Line coverage: the profiles could not be merged"
+    fi
+    rm -rf "$profiles"
 fi
 if [ "${#retried[@]}" -gt 0 ]; then
     echo "RETRIED: ${#retried[@]} test(s) failed beside the others and passed alone (a race or a deadline to fix; ROOST_TESTS_STRICT=1 fails them):"
