@@ -38,6 +38,43 @@ public final class ThreadPool<Resource>: @unchecked Sendable {
         let cancel: (any Error) -> Void
     }
 
+    /// Jobs in submission order; taking one is O(1): a head index, compacted now and then.
+    private struct JobQueue {
+        private var jobs: [Job] = []
+        private var head = 0
+
+        var count: Int { jobs.count - head }
+        var isEmpty: Bool { head == jobs.count }
+
+        mutating func append(_ job: Job) { jobs.append(job) }
+
+        mutating func removeFirst() -> Job {
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 64, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+
+        mutating func remove(id: UInt64) -> Job? {
+            guard let index = jobs[head...].firstIndex(where: { $0.id == id }) else { return nil }
+            return jobs.remove(at: index)
+        }
+
+        mutating func removeAll() -> [Job] {
+            defer {
+                jobs = []
+                head = 0
+            }
+            return Array(jobs[head...])
+        }
+    }
+
     public let name: String
     public let threadCount: Int
     /// The threads' nice level (0 keeps the process's; 19 is the lowest priority).
@@ -55,7 +92,7 @@ public final class ThreadPool<Resource>: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var currentState = State.idle
-    private var jobs: [Job] = []
+    private var jobs = JobQueue()
     /// Jobs for one thread each (``runOnEachThread(_:)``), taken when it has no other.
     private var threadJobs: [[Job]]
     private var liveThreads = 0
@@ -178,7 +215,7 @@ public final class ThreadPool<Resource>: @unchecked Sendable {
             condition.lock()
             var abandoned: [Job] = []
             if error != nil {
-                swap(&abandoned, &jobs)
+                abandoned = jobs.removeAll()
                 for index in threadJobs.indices { abandoned += threadJobs[index] }
                 threadJobs = Array(repeating: [], count: threadCount)
             }
@@ -235,8 +272,7 @@ public final class ThreadPool<Resource>: @unchecked Sendable {
     /// Drops a job that has not started (its caller was cancelled).
     private func drop(_ id: UInt64) {
         let dropped = condition.withLock { () -> Job? in
-            guard let index = jobs.firstIndex(where: { $0.id == id }) else { return nil }
-            return jobs.remove(at: index)
+            jobs.remove(id: id)
         }
         dropped?.cancel(CancellationError())
     }
