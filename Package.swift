@@ -155,7 +155,7 @@ let package = Package(
 
 // The modules whose threads are RoostThreads pools (kept out of the list above so that the
 // edges merge apart from changes to the targets' own lines).
-for dependent in package.targets where ["RoostHTTP", "RoostCore", "RoostScripts"].contains(dependent.name) {
+for dependent in package.targets where ["RoostHTTP", "RoostCore", "RoostScripts", "RoostSQLite", "RoostPostgres"].contains(dependent.name) {
     dependent.dependencies.append("RoostThreads")
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import RoostJSON
 import RoostStore
+import RoostThreads
 import Synchronization
 
 /// A SQLite database in WAL mode: one writer thread that group-commits, and a pool of readers.
@@ -62,14 +63,15 @@ public final class SQLiteDatabase: Sendable {
             var jobs: [any PendingWrite] = []
             /// Set by ``close()``: new writes are refused, queued ones still run.
             var closed = false
-            var stopped = false
-            var onStopped: [CheckedContinuation<Void, Never>] = []
         }
         let state = Mutex(State())
         let wake = DispatchSemaphore(value: 0)
     }
 
     private let queue = WriteQueue()
+    /// The writer's one thread, which owns the writer's connection (nil when it failed to open)
+    /// and runs the group-commit loop as its one job until ``close()``.
+    private let writerThread: ThreadPool<SQLiteConnection?>
     /// Told after every commit (the change log's readers wake on it).
     private let commitObservers = CommitObservers()
     /// Writes waiting for the writer, for tests that line jobs up in one batch.
@@ -104,29 +106,38 @@ public final class SQLiteDatabase: Sendable {
         self.walCheckpointBytes = walCheckpointBytes
         readerPool = SQLiteReaderPool(path: path, limits: readLimits)
         // The writer's connection is opened, set up and migrated on the writer thread, which owns
-        // it from then on; this waits for that to succeed or fail (at startup only).
-        let opened = Mutex<Result<Void, any Error>?>(nil)
-        let openedSignal = DispatchSemaphore(value: 0)
-        let thread = Thread { [queue, commitObservers] in
-            let writer: SQLiteConnection
-            do {
-                writer = try Self.openWriter(
-                    path: path, durability: durability, walCheckpointBytes: walCheckpointBytes,
-                    migrations: migrations)
-                opened.withLock { $0 = .success(()) }
-                openedSignal.signal()
-            } catch {
-                opened.withLock { $0 = .failure(error) }
-                openedSignal.signal()
-                return
-            }
+        // it from then on, and closed there last of all connections (SQLite then checkpoints the
+        // WAL and removes it).
+        let openFailure = Mutex<(any Error)?>(nil)
+        writerThread = ThreadPool(
+            name: "roost-writer", threads: 1,
+            makeResource: { _ in
+                do {
+                    return try SQLiteDatabase.openWriter(
+                        path: path, durability: durability, walCheckpointBytes: walCheckpointBytes,
+                        migrations: migrations)
+                } catch {
+                    openFailure.withLock { $0 = error }
+                    return nil
+                }
+            },
+            releaseResource: { _, writer in
+                writer?.close()
+                writer = nil
+            })
+        // Waits for the connection to open or fail (at startup only).
+        let opened = DispatchSemaphore(value: 0)
+        writerThread.execute { [queue, commitObservers] writer in
+            opened.signal()
+            guard let connection = writer else { return }
             let wal = WALPolicy(path: path + "-wal", bound: walCheckpointBytes)
-            Self.writerLoop(writer: writer, queue: queue, wal: wal, observers: commitObservers)
+            Self.writerLoop(writer: connection, queue: queue, wal: wal, observers: commitObservers)
         }
-        thread.name = "roost-writer"  // at most 15 bytes, or the kernel keeps no name
-        thread.start()
-        openedSignal.wait()
-        try opened.withLock { $0 }?.get()
+        opened.wait()
+        if let error = openFailure.withLock({ $0 }) {
+            writerThread.beginShutdown()
+            throw error
+        }
     }
 
     /// The writer's connection: WAL, the durability asked for, foreign keys, the WAL's bound, and
@@ -164,14 +175,10 @@ public final class SQLiteDatabase: Sendable {
             return readers ?? []
         }
         for reader in idle { reader.connection.close() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let stopped = queue.state.withLock { state in
-                state.closed = true
-                if !state.stopped { state.onStopped.append(continuation) }
-                return state.stopped
-            }
-            if stopped { continuation.resume() } else { queue.wake.signal() }
-        }
+        queue.state.withLock { $0.closed = true }
+        queue.wake.signal()
+        // The loop commits what is queued, then ends; the thread closes the connection.
+        await writerThread.shutdown()
     }
 
     /// The limits on pooled reads.
@@ -264,6 +271,7 @@ public final class SQLiteDatabase: Sendable {
         commitObservers.add(observer)
     }
 
+    /// Commits what is queued, in batches, until ``close()`` and nothing is left.
     private static func writerLoop(
         writer: SQLiteConnection, queue: WriteQueue, wal: WALPolicy, observers: CommitObservers
     ) {
@@ -288,13 +296,6 @@ public final class SQLiteDatabase: Sendable {
                 }
             }
         }
-        writer.close()
-        let waiters = queue.state.withLock { state in
-            state.stopped = true
-            defer { state.onStopped = [] }
-            return state.onStopped
-        }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Runs a batch in one transaction; true when it committed. The transaction's own statements

@@ -168,6 +168,28 @@ struct ReaderPoolTests {
         }
     }
 
+    @Test("close fails the reads still waiting with closed and lets the running one finish")
+    func closeWithReadsWaiting() async throws {
+        let database = try openDatabase(ReadLimits(threads: 1, timeout: .seconds(600)))
+        let started = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+        let running = Task {
+            try await database.pooledRead { connection -> Int64 in
+                started.store(true, ordering: .relaxed)
+                while !release.load(ordering: .relaxed) { usleep(1000) }
+                return try connection.first("SELECT 5") { $0.integer(0) } ?? 0
+            }
+        }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        let waiting = Task { try await database.pooledRead { try $0.first("SELECT 7") { $0.integer(0) } } }
+        while database.waitingReads < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let closing = Task { await database.closeReaders() }
+        await #expect(throws: StoreError.closed) { try await waiting.value }
+        release.store(true, ordering: .relaxed)
+        #expect(try await running.value == 5)
+        await closing.value
+    }
+
     @Test("patterns that are too costly to compile are refused before they run")
     func costlyPatterns() {
         #expect(BoundedRegex.problem(with: "^a{1,1000}$") == nil)

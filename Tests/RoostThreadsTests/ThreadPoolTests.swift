@@ -197,3 +197,111 @@ struct ThreadPoolTests {
         await pool.shutdown()
     }
 }
+
+@Suite("Thread pool: abandoning, retiring, counters, idle work, owned threads")
+struct ThreadPoolLifecycleTests {
+    struct Closed: Error, Equatable {}
+
+    @Test("shutdown abandoning waiting jobs fails them with the error given; the running one finishes")
+    func abandoningShutdown() async throws {
+        let pool = ThreadPool(name: "test-abandon", threads: 1)
+        let gate = Gate()
+        let ran = Shared(0)
+        let running = Task {
+            try await pool.run {
+                gate.pass(); ran.withLock { $0 += 1 }
+            }
+        }
+        await gate.waitForEntry()
+        let waiting = Task { try await pool.run { ran.withLock { $0 += 1 } } }
+        while pool.waiting == 0 { await Task.yield() }
+        let shutdown = Task { await pool.shutdown(abandoningWaiting: Closed()) }
+        await #expect(throws: Closed.self) { try await waiting.value }
+        gate.open()
+        await shutdown.value
+        try await running.value
+        #expect(ran.withLock { $0 } == 1)
+        #expect(pool.state == .stopped)
+    }
+
+    @Test("a thread retires after a job that asks it to, and the next job starts one in its place")
+    func retiringThread() async throws {
+        let made = Shared(0)
+        let released = Shared(0)
+        // The resource says whether its thread should retire after the job it just ran.
+        let pool = ThreadPool<Bool>(
+            name: "test-retire", threads: 1, retiresThread: { $0 },
+            makeResource: { _ in
+                made.withLock { $0 += 1 }
+                return false
+            },
+            releaseResource: { _, _ in released.withLock { $0 += 1 } })
+        let first = try await pool.run { retiring in
+            retiring = true
+            return pthread_self()
+        }
+        let second = try await pool.run { _ in pthread_self() }
+        #expect(pthread_equal(first, second) == 0)
+        #expect(made.withLock { $0 } == 2)
+        await pool.shutdown()
+        #expect(released.withLock { $0 } == 2)
+        #expect(pool.state == .stopped)
+    }
+
+    @Test("running and started count the jobs on the threads")
+    func counters() async throws {
+        let pool = ThreadPool(name: "test-count", threads: 1)
+        let gate = Gate()
+        #expect(pool.running == 0)
+        let blocker = Task { try await pool.run { gate.pass() } }
+        await gate.waitForEntry()
+        #expect(pool.running == 1)
+        #expect(pool.started == 1)
+        gate.open()
+        try await blocker.value
+        _ = try await pool.run { 1 }
+        #expect(pool.started == 2)
+        while pool.running != 0 { await Task.yield() }
+        await pool.shutdown()
+    }
+
+    @Test("idle work runs once a thread has had no job for the interval, again after each job")
+    func idleWork() async throws {
+        let idled = AsyncStream<Int>.makeStream()
+        let count = Shared(0)
+        let pool = ThreadPool(
+            name: "test-idle-work", threads: 1,
+            idle: (
+                after: 0.01,
+                work: { _ in
+                    idled.continuation.yield(
+                        count.withLock {
+                            $0 += 1; return $0
+                        })
+                }
+            ))
+        pool.start()
+        var events = idled.stream.makeAsyncIterator()
+        #expect(await events.next() == 1)
+        _ = try await pool.run { 1 }
+        #expect(await events.next() == 2)
+        await pool.shutdown()
+    }
+
+    @Test("an owned thread runs under its name, knows itself, and is joined without blocking")
+    func ownedThread() async throws {
+        let seen = Shared<(String?, Bool)>((nil, false))
+        let release = Gate()
+        let thread = OwnedThread(name: "test-owned") { current in
+            seen.withLock { $0 = (Thread.current.name, current.isCurrent) }
+            release.pass()
+        }
+        await release.waitForEntry()
+        #expect(!thread.isCurrent)
+        release.open()
+        await thread.join()
+        await thread.join()
+        #expect(seen.withLock { $0.0 } == "test-owned")
+        #expect(seen.withLock { $0.1 })
+    }
+}
