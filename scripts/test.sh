@@ -17,8 +17,9 @@ if [ "$coverage" = 1 ]; then
     build_options=(--scratch-path .build/coverage)
     profiles="$(mktemp -d "${TMPDIR:-/tmp}/roost-coverage.XXXXXX")"
     # Every instrumented process (the tests, each roost server and script worker they start)
-    # merges its counts into a few files per binary when it exits.
-    export LLVM_PROFILE_FILE="$profiles/%4m.profraw"
+    # writes its counts to a file of its own when it exits: merging online (%m) corrupted the
+    # files when hundreds of processes ended at once.
+    export LLVM_PROFILE_FILE="$profiles/%p.profraw"
     swift build --build-tests --enable-code-coverage "${build_options[@]}"
 else
     swift build --build-tests
@@ -91,7 +92,7 @@ if [ "$coverage" = 1 ]; then
     # The toolchain's own LLVM tools: Debian's older ones cannot read its profiles.
     tools="$(dirname "$(readlink -f "$(command -v swift)")")"
     binaries="$(swift build --show-bin-path "${build_options[@]}")"
-    if "$tools/llvm-profdata" merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"; then
+    if "$tools/llvm-profdata" merge -sparse --failure-mode=all "$profiles"/*.profraw -o "$profiles/merged.profdata"; then
         echo "Line coverage (every test above; servers killed with SIGKILL count nothing):"
         "$tools/llvm-cov" export -summary-only -instr-profile "$profiles/merged.profdata" \
             "$binaries/RoostPackageTests.xctest" -object "$binaries/roost" | scripts/coverage-report.py
