@@ -236,12 +236,10 @@ struct ThreadPoolLifecycleTests {
                 return false
             },
             releaseResource: { _, _ in released.withLock { $0 += 1 } })
-        let first = try await pool.run { retiring in
-            retiring = true
-            return pthread_self()
-        }
-        let second = try await pool.run { _ in pthread_self() }
-        #expect(pthread_equal(first, second) == 0)
+        try await pool.run { retiring in retiring = true }
+        try await pool.run { _ in }
+        // A second resource is a second thread (comparing pthread_t proves nothing: a new thread
+        // may reuse the handle of one that ended, and under load often did).
         #expect(made.withLock { $0 } == 2)
         await pool.shutdown()
         #expect(released.withLock { $0 } == 2)
