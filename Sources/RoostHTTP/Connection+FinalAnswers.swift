@@ -20,11 +20,12 @@ extension Connection {
         releaseUploadSlot()
         releaseHeldBytes()
         let bytes = serialize(response, omitBody: false, keepAlive: false)
+        // Counted before the write, which may reach the client at once.
+        loop.server.observe(
+            request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
         write(bytes)
         // `write` closes the connection when the socket failed.
         if let bev { bufferevent_disable(bev, roost_ev_read()) }
         drainedIfFlushed()
-        loop.server.observe(
-            request: request, response: response, bytesSent: bytes.count, microseconds: 0, loop: loop.index)
     }
 }

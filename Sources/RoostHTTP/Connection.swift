@@ -229,6 +229,12 @@ final class Connection: @unchecked Sendable {
             keepOpen = keepAlive
         }
         let bytes = serialize(response, omitBody: request.method == .head, keepAlive: keepOpen)
+        var now = DispatchTime.now().uptimeNanoseconds
+        // Counted before the write, which may reach the client at once: a client that reads
+        // /metrics after its answer must find that answer counted.
+        loop.server.observe(
+            request: request, response: response, bytesSent: bytes.count,
+            microseconds: RoostHTTP.elapsed(since: started, now: now) / 1000, loop: loop.index)
         write(bytes)
         var fileSent = true
         if let file = response.file, request.method != .head, let bev,
@@ -243,10 +249,7 @@ final class Connection: @unchecked Sendable {
                 fileSent = false
             }
         }
-        let now = DispatchTime.now().uptimeNanoseconds
-        loop.server.observe(
-            request: request, response: response, bytesSent: bytes.count,
-            microseconds: RoostHTTP.elapsed(since: started, now: now) / 1000, loop: loop.index)
+        now = DispatchTime.now().uptimeNanoseconds
         // `write` closes the connection when the socket failed.
         guard let bev else { return }
         let maxUnsentBytes = loop.server.configuration.maxUnsentBytes
