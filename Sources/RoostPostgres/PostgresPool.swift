@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RoostStore
+import RoostThreads
 import Synchronization
 
 /// A bounded pool of threads, each owning one connection. Callers queue a job and resume when a
@@ -19,122 +20,90 @@ final class PostgresPool: Sendable {
         case snapshot
     }
 
-    private struct State {
-        var jobs: [any PoolJob] = []
-        var head = 0
-        var closed = false
-        var threads = 0
-        var running = 0
-        var onStopped: CheckedContinuation<Void, Never>?
-
-        var waiting: Int { jobs.count - head }
-
-        mutating func take() -> (any PoolJob)? {
-            guard head < jobs.count else { return nil }
-            let job = jobs[head]
-            head += 1
-            if head > 64, head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
-            }
-            return job
-        }
-    }
-
     static let maximumBackoff: Duration = .seconds(5)
     static let firstBackoff: Duration = .milliseconds(100)
 
     let configuration: PostgresConfiguration
-    private let state = Mutex(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let threads: ThreadPool<PostgresConnection?>
     private let availability = Availability()
 
     init(configuration: PostgresConfiguration) {
         self.configuration = configuration
-        let count = max(1, configuration.poolSize)
-        state.withLock { $0.threads = count }
-        for index in 0..<count { startThread(index) }
+        let idle = configuration.idleConnectionTimeout.components
+        threads = ThreadPool(
+            name: "roost-pg", threads: max(1, configuration.poolSize),
+            // An idle connection is closed after a while, so that a quiet instance holds none of
+            // the server's connection slots; the next job connects again.
+            idle: (
+                after: Double(idle.seconds) + Double(idle.attoseconds) / 1e18,
+                work: { connection in
+                    connection?.close()
+                    connection = nil
+                }
+            ),
+            makeResource: { _ in nil },
+            releaseResource: { _, connection in
+                connection?.close()
+                connection = nil
+            })
+        threads.start()
     }
 
     /// Jobs waiting for a thread.
-    var waiting: Int { state.withLock { $0.waiting } }
+    var waiting: Int { threads.waiting }
     /// Jobs running on a thread now.
-    var running: Int { state.withLock { $0.running } }
+    var running: Int { threads.running }
 
     func run<T: Sendable>(_ mode: Mode, _ body: @escaping @Sendable (PostgresConnection) throws -> T)
         async throws -> T
     {
         let control = JobControl()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                let job = Job(
-                    mode: mode, body: body, control: control, continuation: continuation,
-                    timeout: configuration.statementTimeout)
-                guard control.whileQueued({ job.finish(.failure(CancellationError())) }) else {
-                    job.finish(.failure(CancellationError()))
-                    return
+        let timeout = configuration.statementTimeout
+        do {
+            // Cancelled while it waits, the job is dropped by the pool; while it runs, `control`
+            // sends the server a cancel request.
+            return try await withTaskCancellationHandler {
+                try await threads.run(waitingLimit: configuration.maxQueuedJobs) { connection in
+                    try self.runOnThread(
+                        mode, body, control: control, timeout: timeout, connection: &connection)
                 }
-                let refusal: StoreError? = state.withLock { state in
-                    if state.closed { return .closed }
-                    if state.waiting >= configuration.maxQueuedJobs { return .busy }
-                    state.jobs.append(job)
-                    return nil
-                }
-                if let refusal { job.finish(.failure(refusal)) } else { wake.signal() }
+            } onCancel: {
+                control.cancel()
             }
-        } onCancel: {
-            control.cancel()
+        } catch is ThreadPool<PostgresConnection?>.QueueFull {
+            throw StoreError.busy
+        } catch is ThreadPool<PostgresConnection?>.Stopped {
+            throw StoreError.closed
         }
     }
 
-    private func startThread(_ index: Int) {
-        let thread = Thread { [self] in
-            var connection: PostgresConnection?
-            let idleTimeout = configuration.idleConnectionTimeout
-            while true {
-                // An idle connection is closed after a while, so that a quiet instance holds
-                // none of the server's connection slots; the next job connects again.
-                if connection != nil, wake.wait(timeout: .now() + idleTimeout.dispatchInterval) == .timedOut {
-                    connection?.close()
-                    connection = nil
-                    continue
-                }
-                if connection == nil { wake.wait() }
-                let (job, closed) = state.withLock { state in
-                    let job = state.take()
-                    if job != nil { state.running += 1 }
-                    return (job, state.closed)
-                }
-                guard let job else {
-                    if closed { break }
-                    continue
-                }
-                do {
-                    var ready = try readyConnection(connection)
-                    connection = ready
-                    if !job.run(on: ready, mayRetry: true) {
-                        // The connection died before the job did anything: once more on a new one.
-                        ready = try readyConnection(nil)
-                        connection = ready
-                        _ = job.run(on: ready, mayRetry: false)
-                    }
-                    ready.cancelHandle.waitForSends()
-                    if ready.isInTransaction { try? ready.execute("ROLLBACK") }
-                } catch {
-                    connection = nil
-                    job.fail(error)
-                }
-                state.withLock { $0.running -= 1 }
+    /// Runs a job on the thread's connection, connecting first when it has none that is ready,
+    /// and once more on a new one when it turned out dead before the job did anything.
+    private func runOnThread<T>(
+        _ mode: Mode, _ body: (PostgresConnection) throws -> T, control: JobControl, timeout: Duration,
+        connection: inout PostgresConnection?
+    ) throws -> T {
+        let outcome: Result<T, any Error>
+        do {
+            var ready = try readyConnection(connection)
+            connection = ready
+            if let first = Self.attempt(
+                mode, body, control: control, timeout: timeout, on: ready, mayRetry: true)
+            {
+                outcome = first
+            } else {
+                ready = try readyConnection(nil)
+                connection = ready
+                outcome = Self.attempt(
+                    mode, body, control: control, timeout: timeout, on: ready, mayRetry: false)!
             }
-            connection?.close()
-            let finished = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.threads -= 1
-                return state.threads == 0 ? state.onStopped.take() : nil
-            }
-            finished?.resume()
+            ready.cancelHandle.waitForSends()
+            if ready.isInTransaction { try? ready.execute("ROLLBACK") }
+        } catch {
+            connection = nil
+            throw error
         }
-        thread.name = "roost-pg-\(index)"  // at most 15 bytes: the kernel's limit for thread names
-        thread.start()
+        return try outcome.get()
     }
 
     /// `connection` if it can take a job, else a new one; throws ``StoreError/unavailable`` at
@@ -156,19 +125,7 @@ final class PostgresPool: Sendable {
     /// Refuses new jobs, lets queued and running ones finish, then closes every connection and
     /// returns once every thread has ended.
     func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let threads: Int = state.withLock { state in
-                state.closed = true
-                if state.threads == 0 { return 0 }
-                state.onStopped = continuation
-                return state.threads
-            }
-            if threads == 0 {
-                continuation.resume()
-                return
-            }
-            for _ in 0..<threads { wake.signal() }
-        }
+        await threads.shutdown()
     }
 
     /// When threads may try to connect: always while the server answers; after a failure, one
@@ -205,39 +162,20 @@ final class PostgresPool: Sendable {
     }
 }
 
-/// A queued job as the threads see it.
-protocol PoolJob: AnyObject, Sendable {
-    /// Runs the job and resumes its caller; false (without resuming) when `mayRetry` and the
-    /// connection turned out dead at the job's BEGIN, before anything reached the server.
-    func run(on connection: PostgresConnection, mayRetry: Bool) -> Bool
-    func fail(_ error: any Error)
-}
-
 /// Whether a job's task was cancelled, and the cancel request to send when it runs then.
 final class JobControl: Sendable {
     private struct State {
         var cancelled = false
         var running: PostgresCancelHandle?
-        var failQueued: (@Sendable () -> Void)?
     }
     private let state = Mutex(State())
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-    /// Registers how to fail the job while it waits; false when the task is cancelled already.
-    func whileQueued(_ fail: @escaping @Sendable () -> Void) -> Bool {
-        state.withLock { state in
-            guard !state.cancelled else { return false }
-            state.failQueued = fail
-            return true
-        }
-    }
-
     /// Marks the job running on a connection; false when its task was cancelled first.
     func begin(_ cancel: PostgresCancelHandle) -> Bool {
         state.withLock { state in
             guard !state.cancelled else { return false }
-            state.failQueued = nil
             state.running = cancel
             return true
         }
@@ -252,55 +190,33 @@ final class JobControl: Sendable {
     }
 
     func cancel() {
-        let failQueued = state.withLock { state -> (@Sendable () -> Void)? in
+        state.withLock { state in
             state.cancelled = true
             // Sent under the lock, so the job cannot end and its connection start another first.
             state.running?.send()
-            defer { state.failQueued = nil }
-            return state.failQueued
         }
-        failQueued?()
     }
 }
 
-private final class Job<T: Sendable>: PoolJob {
-    let mode: PostgresPool.Mode
-    let body: @Sendable (PostgresConnection) throws -> T
-    let control: JobControl
-    let timeout: Duration
-    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
-
-    init(
-        mode: PostgresPool.Mode, body: @escaping @Sendable (PostgresConnection) throws -> T,
-        control: JobControl, continuation: CheckedContinuation<T, any Error>, timeout: Duration
-    ) {
-        self.mode = mode
-        self.body = body
-        self.control = control
-        self.timeout = timeout
-        self.continuation = Mutex(continuation)
-    }
-
-    func run(on connection: PostgresConnection, mayRetry: Bool) -> Bool {
-        guard control.begin(connection.cancelHandle) else {
-            finish(.failure(CancellationError()))
-            return true
-        }
-        let outcome = Result { try execute(on: connection) }
+extension PostgresPool {
+    /// One try of a job on `connection`: its outcome, or nil when `mayRetry` and the connection
+    /// turned out dead at the job's BEGIN, before anything reached the server.
+    fileprivate static func attempt<T>(
+        _ mode: Mode, _ body: (PostgresConnection) throws -> T, control: JobControl, timeout: Duration,
+        on connection: PostgresConnection, mayRetry: Bool
+    ) -> Result<T, any Error>? {
+        guard control.begin(connection.cancelHandle) else { return .failure(CancellationError()) }
+        let outcome = Result { try execute(mode, body, on: connection) }
         let cancelled = control.end()
-        if mayRetry, !cancelled, case .failure(let error) = outcome, error is DeadBeforeBegin { return false }
-        finish(outcome.mapError { translate($0, cancelled: cancelled, connection: connection) })
-        return true
+        if mayRetry, !cancelled, case .failure(let error) = outcome, error is DeadBeforeBegin { return nil }
+        return outcome.mapError {
+            translate($0, cancelled: cancelled, connection: connection, timeout: timeout)
+        }
     }
 
-    func fail(_ error: any Error) { finish(.failure(error)) }
-
-    /// Resumes the caller once; later outcomes (a cancelled job that ran anyway) are dropped.
-    func finish(_ outcome: Result<T, any Error>) {
-        continuation.withLock { $0.take() }?.resume(with: outcome)
-    }
-
-    private func execute(on connection: PostgresConnection) throws -> T {
+    private static func execute<T>(
+        _ mode: Mode, _ body: (PostgresConnection) throws -> T, on connection: PostgresConnection
+    ) throws -> T {
         do {
             switch mode {
             case .plain: return try body(connection)
@@ -322,7 +238,9 @@ private final class Job<T: Sendable>: PoolJob {
     }
 
     /// What the caller sees of a failure: cancellation, the statement deadline, or the server gone.
-    private func translate(_ error: any Error, cancelled: Bool, connection: PostgresConnection) -> any Error {
+    private static func translate(
+        _ error: any Error, cancelled: Bool, connection: PostgresConnection, timeout: Duration
+    ) -> any Error {
         if cancelled { return CancellationError() }
         if error is DeadBeforeBegin { return StoreError.unavailable }
         if let error = error as? PostgresError {
