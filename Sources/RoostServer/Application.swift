@@ -149,15 +149,20 @@ public final class Application: Sendable {
         httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
         httpConfiguration.tls = tls
         if !configuration.strictTransportSecurity { httpConfiguration.strictTransportSecurity = nil }
-        let frontDoor = FrontDoor(
-            router: router, requestIDs: requestIDs,
-            cors: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions))
+        // Outermost first: the dialect (app prefix, hosted files) sees the request as it came.
+        let edge = MiddlewareChain(
+            [
+                FatFractalDialect(
+                    accounts: accounts, definitions: definitions,
+                    configuredHosting: StaticHosting(directory: configuration.publicDirectory),
+                    configuredPrefix: configuration.appPrefix),
+                RequestIDMiddleware(requestIDs: requestIDs),
+                CORSMiddleware(
+                    policy: CORSPolicy(configuredOrigins: configuration.corsOrigins, definitions: definitions)
+                ),
+            ], around: router)
         let server = HTTPServer(
-            configuration: httpConfiguration,
-            responder: FatFractalDialect(
-                inner: frontDoor, accounts: accounts, definitions: definitions,
-                configuredHosting: StaticHosting(directory: configuration.publicDirectory),
-                configuredPrefix: configuration.appPrefix),
+            configuration: httpConfiguration, responder: edge,
             metrics: metrics)
         self.server = server
         redirectServer = configuration.redirectHTTPPort.map { port in

@@ -60,37 +60,26 @@ struct CORSPolicy: Sendable {
     }
 }
 
-/// What every request passes through around the router: it gets its id (sent back in
-/// `X-Request-Id`), CORS preflights are answered, and answers to allowed origins get their CORS
-/// headers, errors included.
-struct FrontDoor: Responder {
-    let router: Router
-    let requestIDs: RequestIDs
-    let cors: CORSPolicy
+/// Answers CORS preflights for any path from an allowed origin, and puts the CORS headers on
+/// every answer to one, errors and refused uploads included.
+struct CORSMiddleware: HTTPMiddleware {
+    let policy: CORSPolicy
 
-    func respond(to request: Request) async -> Response {
-        var request = request
-        request.requestID = requestIDs.id(for: request)
-        let allowOrigin = cors.allowOriginValue(for: request)
-        var response: Response
-        if let allowOrigin, CORSPolicy.isPreflight(request) {
-            response = CORSPolicy.preflight(allowOrigin: allowOrigin)
-        } else {
-            response = await router.respond(to: request)
-            if let allowOrigin { CORSPolicy.decorate(&response, allowOrigin: allowOrigin) }
+    func respond(to request: Request, next: MiddlewareChain.Next) async -> Response {
+        guard let allowOrigin = policy.allowOriginValue(for: request) else {
+            return await next.respond(to: request)
         }
-        response.headers.add(RequestIDs.header, request.requestID)
+        if CORSPolicy.isPreflight(request) { return CORSPolicy.preflight(allowOrigin: allowOrigin) }
+        var response = await next.respond(to: request)
+        CORSPolicy.decorate(&response, allowOrigin: allowOrigin)
         return response
     }
 
-    func admit(_ request: Request) async -> Response? {
-        var request = request
-        request.requestID = requestIDs.id(for: request)
-        guard var refusal = await router.admit(request) else { return nil }
-        if let allowOrigin = cors.allowOriginValue(for: request) {
+    func admit(_ request: Request, next: MiddlewareChain.Next) async -> Response? {
+        guard var refusal = await next.admit(request) else { return nil }
+        if let allowOrigin = policy.allowOriginValue(for: request) {
             CORSPolicy.decorate(&refusal, allowOrigin: allowOrigin)
         }
-        refusal.headers.add(RequestIDs.header, request.requestID)
         return refusal
     }
 }

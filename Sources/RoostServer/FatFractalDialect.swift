@@ -14,8 +14,7 @@ import RoostJSON
 ///
 /// It also does what FatFractal's hosting did for every request, dialect or not: an app prefix
 /// (`/<app>/ff/…` is `/ff/…`) and the web app's files (``StaticHosting``) on the same origin.
-struct FatFractalDialect: Responder {
-    let inner: any Responder
+struct FatFractalDialect: HTTPMiddleware {
     let accounts: AccountService
     let definitions: AppDefinitionSource
     /// `--public-dir`, which wins over the definition's `hosting.publicDir`.
@@ -65,14 +64,14 @@ struct FatFractalDialect: Responder {
             || request.headers["X-Ff-Auth-Session-Id"] != nil || Self.isExtensionPath(request.path)
     }
 
-    func respond(to original: Request) async -> Response {
+    func respond(to original: Request, next: MiddlewareChain.Next) async -> Response {
         var request = removingAppPrefix(original)
         let prefix = original.path == request.path ? "" : "/" + (appPrefix ?? "")
         if let hosting, let answer = hosting.respond(to: request, prefix: prefix, asked: original.path) {
             return answer
         }
         guard speaksDialect(request), request.method != .options else {
-            return await inner.respond(to: request)
+            return await next.respond(to: request)
         }
         let session = FatFractalSession(request)
         let method = request.method
@@ -84,23 +83,23 @@ struct FatFractalDialect: Responder {
             reserved = try ParsedBodyReservation.reserve(for: request)
             try Self.translateBody(of: &request)
         } catch {
-            return await refusal(error, request)
+            return await refusal(error, request, next)
         }
         let budget = request.heldBytes
         defer { reserved.map { budget?.release($0) } }
         if reserved != nil { request.heldBytes = nil }
         let path = request.path
-        if request.method == .post, path == "/ff/login" { return await login(request) }
+        if request.method == .post, path == "/ff/login" { return await login(request, next) }
         if request.method == .get, Self.isGrabBagQuery(path) {
-            return await refusal(Self.grabBagQueryUnsupported, request)
+            return await refusal(Self.grabBagQueryUnsupported, request, next)
         }
         let grabBag = Self.grabBagAddress(path)
         if request.method == .post, let grabBag {
-            return await changeGrabBag(request, parent: grabBag.parent, bag: grabBag.bag)
+            return await changeGrabBag(request, parent: grabBag.parent, bag: grabBag.bag, next: next)
         }
-        let response = await inner.respond(to: request)
+        let response = await next.respond(to: request)
         if request.method == .get, let grabBag, Self.isMissingBlob(response, member: grabBag.bag) {
-            return await readGrabBag(request, parent: grabBag.parent, bag: grabBag.bag)
+            return await readGrabBag(request, parent: grabBag.parent, bag: grabBag.bag, next: next)
         }
         if request.method == .post, path == "/ff/register", response.status == 201 {
             return FatFractalSession.loginAnswer(response, request: request, wire: Self.ownUser) ?? response
@@ -110,34 +109,36 @@ struct FatFractalDialect: Responder {
             Self.expireCookies(&answer, request)
             return answer
         }
-        return await envelope(response, request, session: session, method: method)
+        return await envelope(response, request, session: session, method: method, next: next)
     }
 
-    func admit(_ original: Request) async -> Response? {
+    func admit(_ original: Request, next: MiddlewareChain.Next) async -> Response? {
         var request = removingAppPrefix(original)
-        guard speaksDialect(request) else { return await inner.admit(request) }
+        guard speaksDialect(request) else { return await next.admit(request) }
         let session = FatFractalSession(request)
         do {
             try session.apply(to: &request)
         } catch {
-            return await refusal(error, request)
+            return await refusal(error, request, next)
         }
-        guard let refusal = await inner.admit(request) else { return nil }
-        return await envelope(refusal, request, session: session)
+        guard let refusal = await next.admit(request) else { return nil }
+        return await envelope(refusal, request, session: session, next: next)
     }
 
     /// An error raised here, answered as the API would, in the envelope.
-    private func refusal(_ error: any Error, _ request: Request) async -> Response {
+    private func refusal(_ error: any Error, _ request: Request, _ next: MiddlewareChain.Next) async
+        -> Response
+    {
         let roostError =
             (error as? RoostError)
             ?? RoostError(status: 400, code: .invalidJson, message: "The body is not a JSON object.")
-        return await envelope(ErrorBoundary.render(roostError), request, session: nil)
+        return await envelope(ErrorBoundary.render(roostError), request, session: nil, next: next)
     }
 
     /// `POST /ff/login`, with FatFractal's `AllowAutoRegistration`: an unknown user name with a
     /// password registers (a known one with a wrong password still gets the login's 401).
-    private func login(_ request: Request) async -> Response {
-        var response = await inner.respond(to: request)
+    private func login(_ request: Request, _ next: MiddlewareChain.Next) async -> Response {
+        var response = await next.respond(to: request)
         if response.status == 401, definitions.definition.settings.allowAutoRegistration,
             case .object(let body)? = try? JSONParser.parse(request.body)
         {
@@ -145,7 +146,7 @@ struct FatFractalDialect: Responder {
             registration.target = "/ff/register"
             registration.path = "/ff/register"
             registration.body = JSONWriter.bytes(.object(body["credential"]?.objectValue ?? body))
-            let registered = await inner.respond(to: registration)
+            let registered = await next.respond(to: registration)
             if registered.status == 201 { response = registered }
         }
         if (200..<300).contains(response.status),
@@ -153,7 +154,7 @@ struct FatFractalDialect: Responder {
         {
             return answer
         }
-        return await envelope(response, request, session: nil)
+        return await envelope(response, request, session: nil, next: next)
     }
 
     /// Creates and updates made lenient; `PUT …/ffACL` in FatFractal's shapes.
@@ -185,7 +186,8 @@ struct FatFractalDialect: Responder {
     /// Puts a JSON answer in the envelope; a 204 becomes a 200 with JSON (the SDK parses every
     /// 2xx body); a 401 on a session also expires the cookies, as the SDK forgets it.
     func envelope(
-        _ response: Response, _ request: Request, session: FatFractalSession?, method: HTTPMethod? = nil
+        _ response: Response, _ request: Request, session: FatFractalSession?, method: HTTPMethod? = nil,
+        next: MiddlewareChain.Next
     ) async -> Response {
         let method = method ?? request.method
         guard response.file == nil, response.stream == nil, !Self.isExtensionAnswer(response) else {
@@ -211,7 +213,7 @@ struct FatFractalDialect: Responder {
             // judged by their collection's rules alone (one read per item would be too many).
             var acl: [UInt8]?
             if method != .post, let ffUrl = body["ffUrl"]?.stringValue, body["guid"] != nil {
-                acl = await accessList(of: ffUrl, request)
+                acl = await accessList(of: ffUrl, request, next)
             }
             let result = FatFractalWire.result(of: .object(body)) { collection, document, createdBy in
                 access.mayUpdate(collection: collection, document: document, createdBy: createdBy, acl: acl)
@@ -224,8 +226,8 @@ struct FatFractalDialect: Responder {
     }
 
     /// The object's access list as the caller may read it; nil when it has none.
-    func accessList(of ffUrl: String, _ request: Request) async -> [UInt8]? {
-        let answer = await inner.respond(to: Self.internalRequest(request, .get, ffUrl + "/ffACL"))
+    func accessList(of ffUrl: String, _ request: Request, _ next: MiddlewareChain.Next) async -> [UInt8]? {
+        let answer = await next.respond(to: Self.internalRequest(request, .get, ffUrl + "/ffACL"))
         guard answer.status == 200, answer.body != Array("{}".utf8) else { return nil }
         return answer.body
     }

@@ -34,7 +34,9 @@ extension FatFractalDialect {
             "Queries inside a grab bag are not supported yet; read the whole bag (GET parent/bag) instead.")
 
     /// `POST parent/bag` with `{"ffUrl": item, "AddOrRemove": "ADD" | "REMOVE"}`.
-    func changeGrabBag(_ request: Request, parent: String, bag: String) async -> Response {
+    func changeGrabBag(_ request: Request, parent: String, bag: String, next: MiddlewareChain.Next) async
+        -> Response
+    {
         guard case .object(let body)? = try? JSONParser.parse(request.body),
             let item = body["ffUrl"]?.stringValue.map(FatFractalWire.resourcePath),
             FatFractalWire.collectionName(item) != nil,
@@ -45,24 +47,24 @@ extension FatFractalDialect {
                 message:
                     "A grab bag change is {\"ffUrl\": \"/ff/resources/…\", \"AddOrRemove\": \"ADD\" or \"REMOVE\"}."
             )
-            return await envelope(ErrorBoundary.render(error), request, session: nil)
+            return await envelope(ErrorBoundary.render(error), request, session: nil, next: next)
         }
-        let parentAnswer = await inner.respond(to: Self.internalRequest(request, .get, parent))
+        let parentAnswer = await next.respond(to: Self.internalRequest(request, .get, parent))
         guard parentAnswer.status == 200, let document = Optional(parentAnswer.body),
             case .object(let object)? = try? JSONParser.parse(document)
-        else { return await envelope(parentAnswer, request, session: nil) }
+        else { return await envelope(parentAnswer, request, session: nil, next: next) }
         let access = Access(caller: await principal(of: request), definition: definitions.definition)
         guard
             access.mayUpdate(
                 collection: FatFractalWire.collectionName(parent) ?? "", document: document,
-                createdBy: object["createdBy"]?.stringValue, acl: await accessList(of: parent, request))
+                createdBy: object["createdBy"]?.stringValue, acl: await accessList(of: parent, request, next))
         else {
             let error =
                 access.caller == nil
                 ? RoostError.loginRequired
                 : RoostError.forbidden(
                     "Changing a grab bag needs the right to update the object it belongs to.")
-            return await envelope(ErrorBoundary.render(error), request, session: nil)
+            return await envelope(ErrorBoundary.render(error), request, session: nil, next: next)
         }
         let guid = "gb" + Sodium.fingerprint(Array("\(parent)\n\(bag)\n\(item)".utf8))
         let membership = "/ff/resources/\(Self.grabBagCollection)/\(guid)"
@@ -75,13 +77,13 @@ extension FatFractalDialect {
                         ("guid", .string(guid)), ("parentUrl", .string(parent)), ("bag", .string(bag)),
                         ("item", .object(JSONObject(uniqueMembers: [("ffUrl", .string(item))]))),
                     ])))
-            answer = await inner.respond(to: record)
+            answer = await next.respond(to: record)
             if answer.status == 409 { answer = Response(status: 201) }
         } else {
-            answer = await inner.respond(to: Self.internalRequest(request, .delete, membership))
+            answer = await next.respond(to: Self.internalRequest(request, .delete, membership))
             if answer.status == 404 { answer = Response(status: 204) }
         }
-        guard answer.status < 300 else { return await envelope(answer, request, session: nil) }
+        guard answer.status < 300 else { return await envelope(answer, request, session: nil, next: next) }
         return Response.json(
             200,
             FatFractalWire.envelope(operation == "ADD" ? "Added to grab bag" : "Removed from grab bag", .null)
@@ -89,7 +91,9 @@ extension FatFractalDialect {
     }
 
     /// The members of `parent`'s bag the caller may read, as an array.
-    func readGrabBag(_ request: Request, parent: String, bag: String) async -> Response {
+    func readGrabBag(_ request: Request, parent: String, bag: String, next: MiddlewareChain.Next) async
+        -> Response
+    {
         let query = "(parentUrl eq '\(parent)' and bag eq '\(bag)')"
         let path = "/ff/resources/\(Self.grabBagCollection)/\(query)/item"
         let encoded = path.replacingOccurrences(of: " ", with: "%20").replacingOccurrences(
@@ -97,7 +101,7 @@ extension FatFractalDialect {
         var members = Self.internalRequest(request, .get, encoded)
         members.target = encoded + (request.query.map { "?" + $0 } ?? "")
         members.query = request.query.map { Substring(String($0)) }
-        return await envelope(await inner.respond(to: members), request, session: nil)
+        return await envelope(await next.respond(to: members), request, session: nil, next: next)
     }
 
     /// A request to `path` on the caller's behalf (same headers and session).

@@ -53,3 +53,25 @@ final class RequestIDs: Sendable {
             && id.utf8.allSatisfy { (0x21...0x7e).contains($0) }
     }
 }
+
+/// Gives every request its id before anything else sees it, and every answer the id in
+/// `X-Request-Id`.
+struct RequestIDMiddleware: HTTPMiddleware {
+    let requestIDs: RequestIDs
+
+    func respond(to request: Request, next: MiddlewareChain.Next) async -> Response {
+        var request = request
+        request.requestID = requestIDs.id(for: request)
+        var response = await next.respond(to: request)
+        response.headers.add(RequestIDs.header, request.requestID)
+        return response
+    }
+
+    func admit(_ request: Request, next: MiddlewareChain.Next) async -> Response? {
+        var request = request
+        request.requestID = requestIDs.id(for: request)
+        guard var refusal = await next.admit(request) else { return nil }
+        refusal.headers.add(RequestIDs.header, request.requestID)
+        return refusal
+    }
+}

@@ -104,9 +104,11 @@ import Testing
         router.on(.post, "/boom/:secret") { request in
             try await writes.respond(to: request, principal: nil) { _, _, _ in throw Boom() }
         }
-        let front = FrontDoor(
-            router: router, requestIDs: ids,
-            cors: CORSPolicy(configuredOrigins: [], definitions: AppDefinitionSource()))
+        let front = MiddlewareChain(
+            [
+                RequestIDMiddleware(requestIDs: ids),
+                CORSMiddleware(policy: CORSPolicy(configuredOrigins: [], definitions: AppDefinitionSource())),
+            ], around: router)
         let request = Request(
             method: .post, target: "/boom/hunter2?password=hunter3",
             headers: HTTPHeaders([("X-Token", "tok-SECRET"), ("Idempotency-Key", "k1")]),
