@@ -70,13 +70,7 @@ struct BlobRoutes: Sendable {
                 headers.set("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(blob.size)")
             case .unsatisfiable:
                 close(blob.file)
-                headers.set("Content-Range", "bytes */\(blob.size)")
-                let error = RoostError(
-                    status: 416, code: .rangeNotSatisfiable,
-                    message: "The range lies outside the blob's \(blob.size) bytes.")
-                var response = Response.json(416, error.jsonBody, headers: headers)
-                response.headers.remove("Content-Disposition")
-                return response
+                throw RoostError.rangeNotSatisfiable(size: blob.size, of: "blob")
             }
         }
         var response = Response(status: status, headers: headers)
@@ -218,5 +212,15 @@ private struct BlobAddress {
         collection = try request.parameters.require("collection")
         guid = try request.parameters.require("guid")
         member = try request.parameters.require("member")
+    }
+}
+
+extension RoostError {
+    /// 416 for a `Range` past the end, with the `Content-Range` that tells the client the size.
+    static func rangeNotSatisfiable(size: Int, of what: String) -> RoostError {
+        RoostError(
+            status: 416, code: .rangeNotSatisfiable,
+            message: "The range lies outside the \(what)'s \(size) bytes.",
+            headers: [ErrorHeader(name: "Content-Range", value: "bytes */\(size)")])
     }
 }

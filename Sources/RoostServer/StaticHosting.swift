@@ -92,11 +92,7 @@ public struct StaticHosting: Sendable {
                 headers.set("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)")
             case .unsatisfiable:
                 close(descriptor)
-                headers.set("Content-Range", "bytes */\(size)")
-                let error = RoostError(
-                    status: 416, code: .rangeNotSatisfiable,
-                    message: "The range lies outside the file's \(size) bytes.")
-                return Response.json(416, error.jsonBody, headers: headers)
+                return ErrorBoundary.render(.rangeNotSatisfiable(size: size, of: "file"))
             }
         }
         var response = Response(status: status, headers: headers)

@@ -130,6 +130,8 @@ import Testing
         #expect(got.status == 416)
         #expect(got.header("Content-Range") == "bytes */100")
         #expect(got.json["code"] as? String == "range_not_satisfiable")
+        #expect(got.json["message"] as? String == "The range lies outside the blob's 100 bytes.")
+        #expect(got.header("Content-Disposition") == nil)
     }
 
     @Test func anUploadWithAnIdempotencyKeyRunsOnceAndOtherBytesAreRefused() async throws {

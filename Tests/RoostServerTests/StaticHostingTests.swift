@@ -52,6 +52,12 @@ import Testing
         #expect(part.status == 206)
         #expect(part.text == "x")
         #expect(part.header("Content-Range") == "bytes 4-4/10")
+        let outside = try await server.client.send(
+            "GET", "/Scripts/app.js", headers: [("Range", "bytes=10-")])
+        #expect(outside.status == 416)
+        #expect(outside.header("Content-Range") == "bytes */10")
+        #expect(outside.json["code"] as? String == "range_not_satisfiable")
+        #expect(outside.json["message"] as? String == "The range lies outside the file's 10 bytes.")
         let folder = try await server.client.send("GET", "/Scripts")
         #expect(folder.status == 301)
         #expect(folder.header("Location") == "/Scripts/")
