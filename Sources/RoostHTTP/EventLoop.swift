@@ -1,5 +1,6 @@
 import CLibEvent
 import Foundation
+import RoostThreads
 import Synchronization
 
 /// One libevent `event_base` running on its own thread.
@@ -18,9 +19,8 @@ final class EventLoop: @unchecked Sendable {
     private var listener: OpaquePointer?
     /// Re-enables accepting after the descriptors ran out.
     private var resumeAcceptEvent: OpaquePointer?
-    /// Whether the loop's thread has ended, and who waits for it (``stop()``).
-    private let finished = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-    private let threadID = Mutex<pthread_t?>(nil)
+    /// The loop's thread, once ``start()`` ran.
+    private let thread = Mutex<OwnedThread?>(nil)
     var connections: [ObjectIdentifier: Connection] = [:]
     /// The client each counted connection holds a slot of ``HTTPServer/connectionsPerClient`` for.
     private var connectionClients: [ObjectIdentifier: String] = [:]
@@ -109,17 +109,13 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on a new thread until ``stop()``.
     func start() {
-        let thread = Thread { [self] in
-            threadID.withLock { $0 = pthread_self() }
+        // Stored by the thread itself too, before the loop runs: its first callback may come
+        // before `OwnedThread`'s init returns here.
+        let started = OwnedThread(name: "roost-loop-\(index)") { [self] owned in
+            thread.withLock { $0 = owned }
             event_base_loop(base, 0)
-            let waiter = finished.withLock { state in
-                state.done = true
-                return state.waiter.take()
-            }
-            waiter?.resume()
         }
-        thread.name = "roost-loop-\(index)"
-        thread.start()
+        thread.withLock { $0 = started }
     }
 
     /// Queues a job to run on the loop thread; safe from any thread.
@@ -133,8 +129,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Whether the caller runs on this loop's thread.
     var inLoopThread: Bool {
-        guard let id = threadID.withLock({ $0 }) else { return false }
-        return pthread_equal(id, pthread_self()) != 0
+        thread.withLock { $0 }?.isCurrent ?? false
     }
 
     /// Stops a debug build when the caller is not on this loop's thread: the entry points of
@@ -151,13 +146,7 @@ final class EventLoop: @unchecked Sendable {
             for connection in Array(connections.values) { connection.close() }
             event_base_loopbreak(self.base)
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = finished.withLock { state in
-                if !state.done { state.waiter = continuation }
-                return state.done
-            }
-            if done { continuation.resume() }
-        }
+        await thread.withLock { $0 }?.join()
     }
 
     /// Stops accepting and closes idle connections; busy ones close after their response.

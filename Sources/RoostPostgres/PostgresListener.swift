@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import RoostThreads
 import Synchronization
 
 /// Hears `NOTIFY` on a few channels over a connection of its own, on a thread of its own, and
@@ -19,15 +20,14 @@ public final class PostgresListener: Sendable {
     private let configuration: PostgresConfiguration
     private let channels: [String]
     private let state = Mutex(State())
-    private let stopped = DispatchSemaphore(value: 0)
+    private let thread = Mutex<OwnedThread?>(nil)
 
     /// Starts listening on `channels` (lowercase identifiers Roost chose).
     public init(configuration: PostgresConfiguration, channels: [String]) {
         self.configuration = configuration
         self.channels = channels
-        let thread = Thread { [self] in run() }
-        thread.name = "roost-pg-listen"
-        thread.start()
+        let started = OwnedThread(name: "roost-pg-listen") { [self] _ in run() }
+        thread.withLock { $0 = started }
     }
 
     /// Adds a handler for one of the channels.
@@ -42,13 +42,8 @@ public final class PostgresListener: Sendable {
             return !state.stopping
         }
         guard first else { return }
-        let stopped = self.stopped
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                stopped.wait()
-                continuation.resume()
-            }
-        }
+        // The thread sees `stopping` within a recheck interval, closes its connection and ends.
+        await thread.withLock { $0 }?.join()
     }
 
     private var isStopping: Bool { state.withLock { $0.stopping } }
@@ -61,7 +56,6 @@ public final class PostgresListener: Sendable {
     }
 
     private func run() {
-        defer { stopped.signal() }
         let interval = Int(Self.recheckInterval.components.seconds * 1000)
         var backoff = 100
         var lastRecheck = ContinuousClock.now
