@@ -63,6 +63,9 @@ final class Connection: @unchecked Sendable {
     /// Whether the connection waits for a request with none of it received.
     var isIdle: Bool { machine.isIdle }
 
+    /// Whether reading waits for the client to read the answers already sent.
+    var awaitsClient: Bool { machine.state == .waitingForDrain }
+
     /// Closes now, dropping unsent output; `sessionFailed`: TLS failed, so no close_notify.
     func close(sessionFailed: Bool = false) {
         loop.preconditionInLoop()

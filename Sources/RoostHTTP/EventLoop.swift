@@ -218,7 +218,12 @@ final class EventLoop: @unchecked Sendable {
     private func tick() {
         preconditionInLoop()
         let now = DispatchTime.now().uptimeNanoseconds
-        for connection in Array(connections.values) { connection.checkDeadline(now: now) }
+        var awaitingClient = 0
+        for connection in Array(connections.values) {
+            connection.checkDeadline(now: now)
+            if connection.awaitsClient { awaitingClient += 1 }
+        }
+        server.metrics.setConnectionsAwaitingClient(awaitingClient, loop: index)
     }
 
     private static func describe(_ address: UnsafeMutablePointer<sockaddr>?) -> String {

@@ -32,6 +32,8 @@ public final class HTTPMetrics: Sendable {
     }
     private let connections = Atomic<Int>(0)
     private let connectionsTotal = Atomic<Int>(0)
+    /// Per event loop, as its last tick counted them.
+    private let awaitingClient = Mutex<[Int: Int]>([:])
 
     /// Makes metrics with `shardCount` independent counter sets (one per event loop is ideal).
     public init(shardCount: Int = 16) {
@@ -58,6 +60,12 @@ public final class HTTPMetrics: Sendable {
     }
 
     func connectionClosed() { connections.subtract(1, ordering: .relaxed) }
+
+    /// How many of a loop's connections wait for their client to read (counted once a second by
+    /// the loop's tick, so the request path pays nothing).
+    func setConnectionsAwaitingClient(_ count: Int, loop: Int) {
+        awaitingClient.withLock { $0[loop] = count }
+    }
 
     func record(route: String, status: Int, microseconds: UInt64, shard: Int = 0) {
         let seconds = Double(microseconds) / 1_000_000
@@ -117,6 +125,12 @@ public final class HTTPMetrics: Sendable {
         lines.append("# HELP roost_http_open_connections Client connections open now.")
         lines.append("# TYPE roost_http_open_connections gauge")
         lines.append("roost_http_open_connections \(openConnections)")
+        lines.append(
+            "# HELP roost_http_connections_awaiting_client Connections not read from because their client leaves too many answers unread."
+        )
+        lines.append("# TYPE roost_http_connections_awaiting_client gauge")
+        lines.append(
+            "roost_http_connections_awaiting_client \(awaitingClient.withLock { $0.values.reduce(0, +) })")
         lines.append("# HELP roost_http_connections_total Client connections accepted since start.")
         lines.append("# TYPE roost_http_connections_total counter")
         lines.append("roost_http_connections_total \(connectionsTotal.load(ordering: .relaxed))")

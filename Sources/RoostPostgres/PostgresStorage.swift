@@ -51,7 +51,17 @@ public final class PostgresStorage: Storage {
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }
 
-    public func metrics() -> String { "" }
+    public func metrics() -> String {
+        """
+        # HELP roost_postgres_jobs_running Statements and transactions running on a pooled connection now.
+        # TYPE roost_postgres_jobs_running gauge
+        roost_postgres_jobs_running \(database.runningJobs)
+        # HELP roost_postgres_jobs_waiting Statements and transactions waiting for a pooled connection.
+        # TYPE roost_postgres_jobs_waiting gauge
+        roost_postgres_jobs_waiting \(database.queuedJobs)
+
+        """
+    }
 
     public func close() async {
         await listener?.stop()

@@ -220,6 +220,9 @@ public final class SQLiteDatabase: Sendable {
     /// Pooled reads waiting for a thread.
     var waitingReads: Int { readerPool.waiting }
 
+    /// Reads running on a reader thread now.
+    var runningReads: Int { readerPool.running }
+
     /// Reads the reader threads have taken so far (reads that finished inline are not counted).
     var readsOnReaderThreads: Int { readerPool.taken }
 

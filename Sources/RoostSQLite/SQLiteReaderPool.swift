@@ -77,6 +77,9 @@ final class SQLiteReaderPool: Sendable {
     /// Reads the threads have taken so far.
     var taken: Int { threads.started }
 
+    /// Reads running on a reader thread now.
+    var running: Int { threads.running }
+
     /// Fails reads still waiting, lets running ones finish, and returns once every thread has
     /// closed its connection and exited.
     func close() async {

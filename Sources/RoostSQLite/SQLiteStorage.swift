@@ -24,6 +24,15 @@ public final class SQLiteStorage: Storage {
         # HELP roost_sqlite_wal_bytes Size of the SQLite write-ahead log (roost.sqlite-wal).
         # TYPE roost_sqlite_wal_bytes gauge
         roost_sqlite_wal_bytes \(database.walBytes)
+        # HELP roost_sqlite_reads_running Reads running on the reader threads now.
+        # TYPE roost_sqlite_reads_running gauge
+        roost_sqlite_reads_running \(database.runningReads)
+        # HELP roost_sqlite_reads_waiting Reads waiting for a reader thread.
+        # TYPE roost_sqlite_reads_waiting gauge
+        roost_sqlite_reads_waiting \(database.waitingReads)
+        # HELP roost_sqlite_writes_queued Writes waiting for the writer's next transaction.
+        # TYPE roost_sqlite_writes_queued gauge
+        roost_sqlite_writes_queued \(database.queuedWriteCount)
 
         """
     }

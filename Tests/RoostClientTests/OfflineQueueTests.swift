@@ -52,8 +52,13 @@ import Testing
         #expect(edited.metadata.version == 3, "the second update followed the first's version")
         #expect(try await restarted.count("Note") == 2)
 
+        // Offline, each write was queued, and a try to deliver it only deferred it.
         var seen: [QueueEvent] = []
         for await event in events {
+            if case .deferred(_, _, let reachable) = event {
+                #expect(!reachable)
+                continue
+            }
             seen.append(event)
             if seen.count == 5 { break }
         }
@@ -180,11 +185,17 @@ import Testing
         let client = try makeClient(port: port, background: true)
         let events = await client.queueEvents()
         _ = try await client.create(Note(text: "eventually"), policy: .queueWhenOffline)
-        try await Task.sleep(for: .milliseconds(300))
+        var iterator = events.makeAsyncIterator()
+        var deferred: (retryAfter: TimeInterval, reachable: Bool)?
+        while deferred == nil, let event = await iterator.next() {
+            if case .deferred(_, let retryAfter, let reachable) = event { deferred = (retryAfter, reachable) }
+        }
+        #expect(deferred?.reachable == false)
+        #expect((deferred?.retryAfter ?? 0) > 0)
         #expect(await client.pendingOperations.count == 1)
         let restarted = try await makeServer(port: port, dataDirectory: server.dataDirectory)
         var sent = false
-        for await event in events {
+        while let event = await iterator.next() {
             if case .sent(_, let status) = event {
                 #expect(status == 201)
                 sent = true

@@ -230,9 +230,16 @@ struct HostileHTTPTests {
         try await server.stop(signal: SIGTERM)
     }
 
+    /// A gauge's value in `/metrics` (the servers here allow loopback to read it).
+    func gauge(_ name: String, port: Int) async -> Int? {
+        guard let answer = try? await TestHTTPClient(port: port).send("GET", "/metrics") else { return nil }
+        let line = answer.text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") }
+    }
+
     @Test("a client pipelining large pages without reading them leaves the server's memory flat")
     func pipeliningBackPressure() async throws {
-        let (server, _, _) = try await start()
+        let (server, _, _) = try await start(["--metrics-allow", "127.0.0.1"])
         let port = server.port
         let client = TestHTTPClient(port: port)
         let payload = String(repeating: "p", count: 2000)
@@ -251,8 +258,9 @@ struct HostileHTTPTests {
         let connection = try RawConnection(port: port, timeout: 60)
         let request = "GET /ff/resources/Big?count=1000 HTTP/1.1\r\nHost: x\r\n\r\n"
         connection.send(String(repeating: request, count: requests))
-        // Give the server time to answer them all if nothing held it back (unbounded: 250 MiB).
-        try await Task.sleep(for: .seconds(4))
+        // The server stops reading once the unsent answers pass the bound (unbounded, it would
+        // answer all 600: 250 MiB); the peak is read once it waits for the client.
+        #expect(await eventually { await gauge("roost_http_connections_awaiting_client", port: port) == 1 })
         let peak = try kilobytes("VmHWM", of: pid)
         print(
             "pipelining: \(requests) pages of \(pageBytes) bytes unread, RSS \(before) kB before, peak \(peak) kB"
@@ -305,7 +313,12 @@ struct HostileHTTPTests {
         let port = server.port
         // More sockets than the server has descriptors; the kernel completes them all in the backlog.
         var sockets = try (0..<300).map { _ in try RawConnection(port: port) }
-        try await Task.sleep(for: .seconds(2))
+        // The server warns when accepting first fails; it must still be running after.
+        #expect(
+            await eventually {
+                (try? String(contentsOfFile: directory + ".log", encoding: .utf8))?.contains(
+                    "cannot accept connections") == true
+            })
         #expect(server.process.isRunning)
         sockets.removeAll()
         #expect(

@@ -105,8 +105,14 @@ struct QueryLimitsTests {
         let server = try await makeBacktrackingServer(timeout: .seconds(120), threads: 1)
         let hostile = try RawConnection(port: server.port)
         hostile.send("GET \(backtracking) HTTP/1.1\r\nHost: x\r\n\r\n")
-        // Let the query reach the thread, then hang up.
-        try await Task.sleep(for: .milliseconds(300))
+        // Once the query runs on the only thread, hang up.
+        let gauge = TestBackend.isSQLite ? "roost_sqlite_reads_running " : "roost_postgres_jobs_running "
+        #expect(
+            await eventually {
+                let text = (try? await server.liveClient.send("GET", "/metrics"))?.text ?? ""
+                let line = text.split(separator: "\n").first { $0.hasPrefix(gauge) }
+                return (line.flatMap { Int($0.dropFirst(gauge.count)) } ?? 0) >= 1
+            })
         hostile.hangUp()
         // The only query thread is free again only if the hostile query was interrupted.
         let client = TestHTTPClient(port: server.port)

@@ -197,7 +197,9 @@ extension Roost {
                 return result
             case .retry(let after, let reachable), .confirmCreateRetry(let after, let reachable):
                 let interval = reachable ? configuration.retryInterval : configuration.offlineRetryInterval
-                result.state = .retrying(after: max(after ?? interval, interval))
+                let wait = max(after ?? interval, interval)
+                emit(.deferred(operation, retryAfter: wait, reachable: reachable))
+                result.state = .retrying(after: wait)
                 return result
             case .confirmCreate:
                 break

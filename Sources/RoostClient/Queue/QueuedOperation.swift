@@ -81,6 +81,9 @@ public enum QueueEvent: Sendable, Equatable {
     case failed(QueuedOperation, RoostError)
     /// Delivery waits until the owner of the next write logs in.
     case waitingForLogin(QueuedOperation)
+    /// The write could not be delivered now (no connection, or the server asked to wait); it
+    /// stays queued and is tried again in `retryAfter` seconds. `reachable`: the server answered.
+    case deferred(QueuedOperation, retryAfter: TimeInterval, reachable: Bool)
     /// The object changed on the server since this device read it (412); the report says which
     /// fields both sides changed and how it was settled. A write dropped by it also gets `.failed`.
     case conflict(QueuedOperation, ConflictReport)
