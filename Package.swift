@@ -117,6 +117,7 @@ let package = Package(
             name: "RoostTestSupport",
             dependencies: [
                 "RoostServer", "RoostCore", "RoostHTTP", "RoostDrivers", "RoostSQLite", "RoostPostgres", "CRoostSystem",
+                "RoostStore", "RoostScripts",
             ]),
 
         .testTarget(name: "RoostJSONTests", dependencies: ["RoostJSON"]),

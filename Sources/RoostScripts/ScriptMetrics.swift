@@ -38,6 +38,9 @@ public final class ScriptMetrics: Sendable {
     /// Runs of `name` so far (tests and `roost` diagnostics).
     public func runs(of name: String) -> Int { entries.withLock { $0[name]?.runs ?? 0 } }
 
+    /// Every script's runs so far, by name.
+    public var runCounts: [String: Int] { entries.withLock { $0.mapValues(\.runs) } }
+
     /// Failures of `name` so far, by error code.
     public func failures(of name: String) -> [String: Int] { entries.withLock { $0[name]?.failures ?? [:] } }
 

@@ -285,6 +285,9 @@ public final class Application: Sendable {
     /// The port listened on, useful when the configuration asked for port 0.
     public var port: Int { server.port }
 
+    /// What the server committed, in order: the realtime feed's source, read by tools and tests.
+    public var changeLog: any ChangeLog { storage.changeLog }
+
     /// Answers one request given as its wire bytes without a socket, through everything a
     /// connection's request goes through (see ``HTTPServer/exchange(_:from:)``): for tests.
     @_spi(Testing) public func exchange(_ bytes: [UInt8], from remoteAddress: String = "127.0.0.1") async

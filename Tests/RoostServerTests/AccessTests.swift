@@ -9,44 +9,83 @@ struct AccessTests {
     func accessLists() async throws {
         let world = try await PermissionWorld.make()
         let bob = world.guids[.other]!
-        #expect(
-            try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p1"}"#).status
-                == 201)
-        #expect(
-            try await world.send(.owner, "POST", "/ff/resources/Micropost", json: #"{"guid":"p2"}"#).status
-                == 201)
-        #expect(try await world.send(.owner, "GET", "/ff/resources/Micropost/p1/ffACL").text == "{}")
-        let set = try await world.send(
-            .owner, "PUT", "/ff/resources/Micropost/p1/ffACL", json: #"{"readUsers":["\#(bob)"]}"#)
-        #expect(set.status == 200)
-        #expect(set.text == #"{"readUsers":["\#(bob)"],"readGroups":[],"writeUsers":[],"writeGroups":[]}"#)
+        let micropost = "/ff/resources/Micropost"
+        let diary = "/ff/resources/Diary"
+        var table: [APIScenario] = [
+            APIScenario(
+                name: "alice creates p1", caller: "owner", method: "POST", path: micropost,
+                body: #"{"guid":"p1"}"#, status: 201, changes: ["create Micropost/p1"]),
+            APIScenario(
+                name: "alice creates p2", caller: "owner", method: "POST", path: micropost,
+                body: #"{"guid":"p2"}"#, status: 201, changes: ["create Micropost/p2"]),
+            APIScenario(
+                name: "p1 has no ACL", caller: "owner", method: "GET", path: "\(micropost)/p1/ffACL",
+                status: 200,
+                exactBody: "{}", changes: []),
+            APIScenario(
+                name: "alice lets bob read p1", caller: "owner", method: "PUT", path: "\(micropost)/p1/ffACL",
+                body: #"{"readUsers":["\#(bob)"]}"#, status: 200,
+                exactBody: #"{"readUsers":["\#(bob)"],"readGroups":[],"writeUsers":[],"writeGroups":[]}"#,
+                changes: ["update Micropost/p1"]),
+        ]
         for (role, status) in [
             (Role.anonymous, 404), (.other, 200), (.member, 404), (.owner, 200), (.admin, 200),
         ] {
-            #expect(
-                try await world.send(role, "GET", "/ff/resources/Micropost/p1").status == status, "\(role)")
-            let list = try await world.send(role, "GET", "/ff/resources/Micropost?total=true")
-            #expect(PermissionWorld.guids(list) == (status == 200 ? ["p1", "p2"] : ["p2"]), "\(role) list")
+            let caller = role == .anonymous ? nil : role.rawValue
+            table.append(
+                APIScenario(
+                    name: "\(role) reads p1", caller: caller, method: "GET", path: "\(micropost)/p1",
+                    status: status,
+                    changes: []))
+            table.append(
+                APIScenario(
+                    name: "\(role) lists", caller: caller, method: "GET", path: "\(micropost)?total=true",
+                    status: 200,
+                    contains: [#""guid":"p2""#] + (status == 200 ? [#""guid":"p1""#] : []),
+                    excludes: status == 200 ? [] : [#""guid":"p1""#]))
         }
-        // bob may read but not write; the ACL is not part of the object's JSON.
-        #expect(try await world.send(.other, "PATCH", "/ff/resources/Micropost/p1", json: "{}").status == 403)
-        #expect(try await world.send(.other, "GET", "/ff/resources/Micropost/p1").json["ffACL"] == nil)
-
-        #expect(
-            try await world.send(.owner, "POST", "/ff/resources/Diary", json: #"{"guid":"d1"}"#).status == 201
-        )
-        #expect(try await world.send(.member, "GET", "/ff/resources/Diary/d1").status == 404)
-        let widen = try await world.send(
-            .owner, "PUT", "/ff/resources/Diary/d1/ffACL",
-            json: #"{"readGroups":["editors"],"writeUsers":["\#(bob)"]}"#)
-        #expect(widen.status == 200)
-        #expect(try await world.send(.member, "GET", "/ff/resources/Diary/d1").status == 200)
-        #expect(try await world.send(.member, "PATCH", "/ff/resources/Diary/d1", json: "{}").status == 403)
-        #expect(
-            try await world.send(.other, "PATCH", "/ff/resources/Diary/d1", json: #"{"x":1}"#).status == 200)
-        #expect(try await world.send(.other, "GET", "/ff/resources/Diary/d1").status == 200)
-        #expect(try await world.send(.owner, "DELETE", "/ff/resources/Diary/d1/ffACL").status == 204)
-        #expect(try await world.send(.member, "GET", "/ff/resources/Diary/d1").status == 404)
+        table += [
+            // bob may read but not write; the ACL is not part of the object's JSON.
+            APIScenario(
+                name: "bob may not write p1", caller: "other", method: "PATCH", path: "\(micropost)/p1",
+                body: "{}",
+                status: 403, code: "forbidden", changes: []),
+            APIScenario(
+                name: "the ACL is not in the object", caller: "other", method: "GET", path: "\(micropost)/p1",
+                status: 200, excludes: ["ffACL"]),
+            APIScenario(
+                name: "alice creates d1", caller: "owner", method: "POST", path: diary,
+                body: #"{"guid":"d1"}"#,
+                status: 201, changes: ["create Diary/d1"]),
+            APIScenario(
+                name: "carol may not read d1", caller: "member", method: "GET", path: "\(diary)/d1",
+                status: 404),
+            APIScenario(
+                name: "alice widens d1 to editors and bob", caller: "owner", method: "PUT",
+                path: "\(diary)/d1/ffACL",
+                body: #"{"readGroups":["editors"],"writeUsers":["\#(bob)"]}"#, status: 200,
+                changes: ["update Diary/d1"]),
+            APIScenario(
+                name: "carol reads d1 as an editor", caller: "member", method: "GET", path: "\(diary)/d1",
+                status: 200),
+            APIScenario(
+                name: "carol may not write d1", caller: "member", method: "PATCH", path: "\(diary)/d1",
+                body: "{}",
+                status: 403, changes: []),
+            APIScenario(
+                name: "bob writes d1", caller: "other", method: "PATCH", path: "\(diary)/d1",
+                body: #"{"x":1}"#,
+                status: 200, changes: ["update Diary/d1"]),
+            APIScenario(
+                name: "bob reads d1", caller: "other", method: "GET", path: "\(diary)/d1", status: 200),
+            APIScenario(
+                name: "alice drops d1's ACL", caller: "owner", method: "DELETE", path: "\(diary)/d1/ffACL",
+                status: 204, changes: ["update Diary/d1"]),
+            APIScenario(
+                name: "carol may not read d1 again", caller: "member", method: "GET", path: "\(diary)/d1",
+                status: 404),
+        ]
+        try await world.server.run(table, tokens: world.callerTokens)
         await world.server.stop()
     }
 

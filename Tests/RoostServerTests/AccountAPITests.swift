@@ -32,65 +32,65 @@ struct AccountAPITests {
         await server.stop()
     }
 
-    static let badRegistrations: [Scenario] = [
-        Scenario(
+    static let badRegistrations: [APIScenario] = [
+        APIScenario(
             name: "no userName", method: "POST", path: "/ff/register", body: #"{"password":"correct horse"}"#,
             status: 400, code: "missing_field"),
-        Scenario(
+        APIScenario(
             name: "no password", method: "POST", path: "/ff/register", body: #"{"userName":"carol"}"#,
             status: 400, code: "missing_field"),
-        Scenario(
+        APIScenario(
             name: "userName with a space", method: "POST", path: "/ff/register",
             body: #"{"userName":"a b","password":"correct horse"}"#, status: 400, code: "invalid_field"),
-        Scenario(
+        APIScenario(
             name: "userName with @", method: "POST", path: "/ff/register",
             body: #"{"userName":"a@b.c","password":"correct horse"}"#, status: 400, code: "invalid_field"),
-        Scenario(
+        APIScenario(
             name: "numeric userName", method: "POST", path: "/ff/register",
             body: #"{"userName":5,"password":"correct horse"}"#, status: 400, code: "invalid_field"),
-        Scenario(
+        APIScenario(
             name: "bad email", method: "POST", path: "/ff/register",
             body: #"{"userName":"carol","email":"nope","password":"correct horse"}"#, status: 400,
             code: "invalid_field"),
-        Scenario(
+        APIScenario(
             name: "short password", method: "POST", path: "/ff/register",
             body: #"{"userName":"carol","password":"short"}"#, status: 400,
             exactBody:
                 #"{"status":400,"code":"weak_password","message":"The password must have at least 8 characters.","details":{"rule":"min_length"}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "password equal to the name", method: "POST", path: "/ff/register",
             body: #"{"userName":"Carolina","password":"carolina"}"#,
             status: 400,
             exactBody:
                 #"{"status":400,"code":"weak_password","message":"The password must not be the user name.","details":{"rule":"not_user_name"}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "admin flag", method: "POST", path: "/ff/register",
             body: #"{"userName":"carol","password":"correct horse","admin":true}"#, status: 400,
             code: "read_only_field"),
-        Scenario(
+        APIScenario(
             name: "metadata", method: "POST", path: "/ff/register",
             body: #"{"userName":"carol","password":"correct horse","guid":"x"}"#, status: 400,
             code: "read_only_field"),
-        Scenario(
+        APIScenario(
             name: "taken userName in other case", method: "POST", path: "/ff/register",
             body: #"{"userName":"ALICE","password":"correct horse"}"#,
             status: 409,
             exactBody:
                 #"{"status":409,"code":"conflict","message":"That userName is already registered; choose another or log in.","details":{"field":"userName"}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "taken email in other case", method: "POST", path: "/ff/register",
             body: #"{"userName":"other","email":"ALICE@example.COM","password":"correct horse"}"#,
             status: 409, code: "conflict"),
-        Scenario(
+        APIScenario(
             name: "users are not created through the objects API", method: "POST",
             path: "/ff/resources/FFUser", body: #"{"userName":"x"}"#, status: 403, code: "forbidden"),
     ]
 
     @Test("registration refuses bad input with a clear error and stores nothing", arguments: badRegistrations)
-    func registrationErrors(_ scenario: Scenario) async throws {
+    func registrationErrors(_ scenario: APIScenario) async throws {
         let server = try await makeAccountServer()
         let alice = try await server.client.register("alice", extra: #","email":"alice@example.com""#)
         #expect(alice.status == 201)

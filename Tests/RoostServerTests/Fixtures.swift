@@ -44,35 +44,3 @@ func makePredictableServer(maxBody: Int = 10 * 1024 * 1024) async throws -> Test
     }
 }
 
-/// One request and what must come back, as in PocketBase's ApiScenario.
-struct Scenario: CustomTestStringConvertible, Sendable {
-    let name: String
-    let method: String
-    let path: String
-    var headers: [(String, String)] = []
-    var body: String? = nil
-    let status: Int
-    /// The exact body expected, when it is predictable.
-    var exactBody: String? = nil
-    /// The error code expected, for error answers.
-    var code: String? = nil
-    /// Headers that must be present with these values.
-    var expectedHeaders: [(String, String)] = []
-
-    var testDescription: String { name }
-
-    func run(against server: TestServer) async throws {
-        let response = try await server.client.send(
-            method, path, headers: headers, body: body.map { Array($0.utf8) })
-        #expect(response.status == status, "\(name): status")
-        if let exactBody { #expect(response.text == exactBody, "\(name): body") }
-        if let code {
-            #expect(response.json["code"] as? String == code, "\(name): code in \(response.text)")
-            #expect(response.json["status"] as? Int == status, "\(name): status in body")
-            #expect(response.header("Content-Type") == "application/json; charset=utf-8")
-        }
-        for (name, value) in expectedHeaders {
-            #expect(response.header(name) == value, "\(self.name): header \(name)")
-        }
-    }
-}

@@ -7,108 +7,108 @@ let firstObject =
 
 @Suite("Objects API")
 struct ObjectAPITests {
-    static let errorScenarios: [Scenario] = [
-        Scenario(
+    static let errorScenarios: [APIScenario] = [
+        APIScenario(
             name: "malformed JSON names the byte", method: "POST", path: "/ff/resources/Post",
             body: #"{"a": tru}"#, status: 400,
             exactBody:
                 #"{"status":400,"code":"invalid_json","message":"The body is not valid JSON: invalid literal at byte 6.","details":{"offset":6}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "empty body", method: "POST", path: "/ff/resources/Post", body: "", status: 400,
             exactBody:
                 #"{"status":400,"code":"invalid_json","message":"The body is not valid JSON: expected a JSON value but the input ended at byte 0.","details":{"offset":0}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "an array is not an object", method: "POST", path: "/ff/resources/Post", body: "[1,2]",
             status: 400,
             exactBody:
                 #"{"status":400,"code":"invalid_body","message":"The body must be a JSON object, not a array.","details":{"found":"array"}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "a string is not an object", method: "POST", path: "/ff/resources/Post", body: #""x""#,
             status: 400, code: "invalid_body"),
-        Scenario(
+        APIScenario(
             name: "bad collection name", method: "POST", path: "/ff/resources/9lives", body: "{}",
             status: 400, code: "invalid_collection"),
-        Scenario(
+        APIScenario(
             name: "collection name with a dash", method: "GET", path: "/ff/resources/a-b", status: 400,
             code: "invalid_collection"),
-        Scenario(
+        APIScenario(
             name: "collection name too long", method: "GET",
             path: "/ff/resources/" + String(repeating: "a", count: 65), status: 400,
             code: "invalid_collection"),
-        Scenario(
+        APIScenario(
             name: "metadata in a create", method: "POST", path: "/ff/resources/Post",
             body: #"{"createdAt":5}"#, status: 400,
             exactBody:
                 #"{"status":400,"code":"read_only_field","message":"'createdAt' is metadata that Roost maintains; leave it out of the body or send it unchanged.","details":{"field":"createdAt"}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "version in a create", method: "POST", path: "/ff/resources/Post", body: #"{"version":1}"#,
             status: 400, code: "read_only_field"),
-        Scenario(
+        APIScenario(
             name: "ffUrl in a create", method: "POST", path: "/ff/resources/Post", body: #"{"ffUrl":"/x"}"#,
             status: 400, code: "read_only_field"),
-        Scenario(
+        APIScenario(
             name: "malformed guid in a create", method: "POST", path: "/ff/resources/Post",
             body: #"{"guid":"a b"}"#, status: 400, code: "invalid_guid"),
-        Scenario(
+        APIScenario(
             name: "numeric guid in a create", method: "POST", path: "/ff/resources/Post",
             body: #"{"guid":12}"#, status: 400, code: "invalid_guid"),
-        Scenario(
+        APIScenario(
             name: "unknown guid", method: "GET", path: "/ff/resources/Post/nope", status: 404,
             exactBody:
                 #"{"status":404,"code":"not_found","message":"There is no object 'nope' in 'Post'.","details":{"collection":"Post","guid":"nope"}}"#
         ),
-        Scenario(
+        APIScenario(
             name: "unknown guid on PUT", method: "PUT", path: "/ff/resources/Post/nope", body: "{}",
             status: 404, code: "not_found"),
-        Scenario(
+        APIScenario(
             name: "unknown guid on PATCH", method: "PATCH", path: "/ff/resources/Post/nope", body: "{}",
             status: 404, code: "not_found"),
-        Scenario(
+        APIScenario(
             name: "unknown guid on DELETE", method: "DELETE", path: "/ff/resources/Post/nope", status: 404,
             code: "not_found"),
-        Scenario(name: "unknown route", method: "GET", path: "/nowhere", status: 404, code: "not_found"),
-        Scenario(
+        APIScenario(name: "unknown route", method: "GET", path: "/nowhere", status: 404, code: "not_found"),
+        APIScenario(
             name: "wrong method", method: "DELETE", path: "/ff/resources/Post", status: 405,
             code: "method_not_allowed",
             expectedHeaders: [("Allow", "GET, HEAD, POST")]),
-        Scenario(
+        APIScenario(
             name: "count not a number", method: "GET", path: "/ff/resources/Post?count=ten", status: 400,
             code: "invalid_parameter"),
-        Scenario(
+        APIScenario(
             name: "count over the maximum", method: "GET", path: "/ff/resources/Post?count=1001", status: 400,
             code: "invalid_parameter"),
-        Scenario(
+        APIScenario(
             name: "count zero", method: "GET", path: "/ff/resources/Post?count=0", status: 400,
             code: "invalid_parameter"),
-        Scenario(
+        APIScenario(
             name: "negative start", method: "GET", path: "/ff/resources/Post?start=-1", status: 400,
             code: "invalid_parameter"),
-        Scenario(
+        APIScenario(
             name: "sort on a bad field", method: "GET", path: "/ff/resources/Post?sort=a-b", status: 400,
             code: "invalid_parameter"),
-        Scenario(
+        APIScenario(
             name: "sort with a bad direction", method: "GET", path: "/ff/resources/Post?sort=a%20up",
             status: 400, code: "invalid_parameter"),
-        Scenario(
+        APIScenario(
             name: "nesting deeper than 512", method: "POST", path: "/ff/resources/Post",
             body: #"{"a":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}",
             status: 400, code: "invalid_json"),
-        Scenario(
+        APIScenario(
             name: "invalid UTF-8 escape in a string", method: "POST", path: "/ff/resources/Post",
             body: #"{"a":"\ud800"}"#, status: 400,
             code: "invalid_json"),
-        Scenario(
+        APIScenario(
             name: "unknown collection lists empty", method: "GET", path: "/ff/resources/Nobody", status: 200,
             exactBody: #"{"items":[]}"#),
-        Scenario(name: "health", method: "GET", path: "/health", status: 200, exactBody: #"{"status":"ok"}"#),
+        APIScenario(name: "health", method: "GET", path: "/health", status: 200, exactBody: #"{"status":"ok"}"#),
     ]
 
     @Test("every bad input gets its clear error", arguments: errorScenarios)
-    func errors(_ scenario: Scenario) async throws {
+    func errors(_ scenario: APIScenario) async throws {
         let server = try await makePredictableServer()
         try await scenario.run(against: server)
         // Nothing was stored by a refused write.
@@ -121,7 +121,7 @@ struct ObjectAPITests {
     func oversizeBody() async throws {
         let server = try await makePredictableServer(maxBody: 1000)
         let big = #"{"a":""# + String(repeating: "x", count: 2000) + #""}"#
-        try await Scenario(
+        try await APIScenario(
             name: "oversize", method: "POST", path: "/ff/resources/Post", body: big, status: 413,
             code: "body_too_large"
         ).run(against: server)
@@ -135,16 +135,16 @@ struct ObjectAPITests {
         let server = try await makePredictableServer()
         let body =
             #"{"content":"hello","n":12345678901234567890,"d":0.1000000000000000055511151231257827,"nested":{"a":[1,{"b":null}]}}"#
-        try await Scenario(
+        try await APIScenario(
             name: "create", method: "POST", path: "/ff/resources/Post", body: body, status: 201,
             exactBody: firstObject,
             expectedHeaders: [("ETag", "\"1\""), ("Location", "/ff/resources/Post/g0001")]
         ).run(against: server)
-        try await Scenario(
+        try await APIScenario(
             name: "read back", method: "GET", path: "/ff/resources/Post/g0001", status: 200,
             exactBody: firstObject
         ).run(against: server)
-        try await Scenario(
+        try await APIScenario(
             name: "list", method: "GET", path: "/ff/resources/Post?total=true", status: 200,
             exactBody: #"{"items":["# + firstObject + #"],"total":1}"#
         ).run(against: server)
@@ -158,7 +158,7 @@ struct ObjectAPITests {
             "POST", "/ff/resources/Note", json: #"{"guid":"my-id_1","text":"first"}"#)
         #expect(created.status == 201)
         #expect(created.json["guid"] as? String == "my-id_1")
-        try await Scenario(
+        try await APIScenario(
             name: "again", method: "POST", path: "/ff/resources/Note",
             body: #"{"guid":"my-id_1","text":"second"}"#, status: 409,
             exactBody:

@@ -83,6 +83,11 @@ struct PermissionWorld: Sendable {
         return world
     }
 
+    /// The tokens by role name, for scenario tables (`caller: "owner"`).
+    var callerTokens: [String: String] {
+        Dictionary(uniqueKeysWithValues: tokens.map { ($0.key.rawValue, $0.value) })
+    }
+
     func headers(_ role: Role) -> [(String, String)] {
         tokens[role].map { [("X-Token", $0)] } ?? []
     }
