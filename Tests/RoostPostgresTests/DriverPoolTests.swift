@@ -21,11 +21,15 @@ struct DriverPoolTests {
 
     @Test func cancellingTheTaskStopsTheRunningStatement() async throws {
         // The statement timeout is far longer than the sleep: only a cancel request stops it early.
+        // The other tests here sleep at the same time on the same server: this sleep is marked,
+        // so that the wait below sees this test's statement and no other's.
+        let marker = UUID().uuidString
+        let statement = "SELECT pg_sleep(60) -- \(marker)"
         try await withTestDatabase({ $0.statementTimeout = .seconds(120) }) { database, _ in
             let sleeper = Task {
                 try await database.read { connection -> String in
                     do {
-                        try connection.execute("SELECT pg_sleep(60)")
+                        try connection.execute(statement)
                         return "finished"
                     } catch let error as PostgresError {
                         return error.sqlState ?? "no state"
@@ -35,7 +39,7 @@ struct DriverPoolTests {
             try await waitUntil("the sleep runs on the server") {
                 try await database.read { connection in
                     try connection.first(
-                        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(60)'"
+                        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = \(statement)"
                     ) { $0.integer(0) } == 1
                 }
             }
