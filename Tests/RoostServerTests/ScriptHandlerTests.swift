@@ -63,14 +63,19 @@ import Testing
     )
     func preRefuses() async throws {
         let server = try await server([handler("NoSundays", .pre, "refuseSundays")])
-        let refused = try await server.client.send("POST", "/ff/resources/Post", json: #"{"day":"Sunday"}"#)
-        #expect(refused.status == 403)
-        #expect(refused.json["code"] as? String == "script_refused")
-        #expect(refused.json["message"] as? String == "No posts on Sunday.")
-        let accepted = try await server.client.send("POST", "/ff/resources/Post", json: #"{"day":"Monday"}"#)
-        #expect(accepted.status == 201)
-        let list = try await server.client.send("GET", "/ff/resources/Post")
-        #expect((list.json["items"] as? [[String: Any]])?.map { $0["day"] as? String } == ["Monday"])
+        try await server.run([
+            APIScenario(
+                name: "a Sunday post is refused", method: "POST", path: "/ff/resources/Post",
+                body: #"{"guid":"p1","day":"Sunday"}"#, status: 403, code: "script_refused",
+                contains: [#""message":"No posts on Sunday.""#], changes: [], scriptRuns: ["NoSundays": 1]),
+            APIScenario(
+                name: "a Monday post is stored", method: "POST", path: "/ff/resources/Post",
+                body: #"{"guid":"p2","day":"Monday"}"#, status: 201, changes: ["create Post/p2"],
+                scriptRuns: ["NoSundays": 1]),
+            APIScenario(
+                name: "only Monday's is listed", method: "GET", path: "/ff/resources/Post", status: 200,
+                contains: [#""day":"Monday""#], excludes: ["Sunday"], scriptRuns: [:]),
+        ])
         await server.stop()
     }
 
