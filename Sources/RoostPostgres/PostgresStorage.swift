@@ -8,6 +8,7 @@ public final class PostgresStorage: Storage {
     public let idempotencyKeys: PostgresIdempotencyStore
     public let changes: PostgresChangeLog
     public let outbox: PostgresScriptOutbox
+    public let pushDevices: any PushDeviceStore
     public let loginThrottle: PostgresLoginThrottleStore
     public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
@@ -47,6 +48,7 @@ public final class PostgresStorage: Storage {
         idempotencyKeys = PostgresIdempotencyStore(database: database)
         changes = PostgresChangeLog(database: database, listener: listener)
         outbox = PostgresScriptOutbox(database: database)
+        pushDevices = SQLPushDeviceStore(database: database)
         loginThrottle = PostgresLoginThrottleStore(database: database)
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }

@@ -15,6 +15,7 @@ public final class SQLiteStorage: Storage {
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
     public var scriptOutbox: any ScriptOutboxStore { outbox }
+    public let pushDevices: any PushDeviceStore
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
     public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
@@ -56,6 +57,7 @@ public final class SQLiteStorage: Storage {
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
         changes = SQLiteChangeLog(database: database)
         outbox = SQLiteScriptOutbox(database: database)
+        pushDevices = SQLPushDeviceStore(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

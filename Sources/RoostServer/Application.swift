@@ -98,6 +98,8 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
         AdminRoutes(accounts: accounts).register(in: routes)
+        PushRoutes(devices: PushDevices(store: storage.pushDevices, clock: configuration.clock)).register(
+            in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,
             tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
