@@ -84,7 +84,9 @@ struct BackupTests {
         // A client keeps creating objects (and uploading blobs) for the whole backup.
         let acknowledged = Mutex<[String]>(initial)
         let stop = Atomic(false)
+        let written = TestCounter()
         let writer = Task {
+            defer { written.finish() }
             var index = 1000
             while !stop.load(ordering: .relaxed) {
                 let guid = try await create(client, index)
@@ -93,13 +95,12 @@ struct BackupTests {
                         "PUT", "/ff/resources/Note/\(guid)/data", body: blobBytes(index))
                 }
                 acknowledged.withLock { $0.append(guid) }
+                written.add()
                 index += 1
             }
             return index - 1000
         }
-        while acknowledged.withLock({ $0.count }) < initial.count + 20 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        #expect(await written.reach(20), "the writer stopped before 20 creates")
         let beforeBackup = Set(acknowledged.withLock { $0 })
         let destination = directory + "-backup"
         let result = try await runRoost(["backup", destination, "--data-dir", directory])

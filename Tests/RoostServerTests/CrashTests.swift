@@ -21,7 +21,9 @@ struct CrashTests {
         let server = try RoostProcess(dataDirectory: directory, arguments: open)
         let client = TestHTTPClient(port: server.port)
         let acknowledged = Acknowledged()
+        let answered = TestCounter()
         let writers = Task {
+            defer { answered.finish() }
             await withTaskGroup(of: Void.self) { group in
                 for writer in 0..<6 {
                     group.addTask {
@@ -37,12 +39,13 @@ struct CrashTests {
                                 response.status == 201
                             else { return }
                             acknowledged.add(guid)
+                            answered.add()
                         }
                     }
                 }
             }
         }
-        while acknowledged.all.count < 400 { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(await answered.reach(400), "the writers stopped before 400 creates were answered")
         let status = try await server.stop(signal: SIGKILL)
         #expect(status == SIGKILL)
         await writers.value
