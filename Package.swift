@@ -52,6 +52,12 @@ let package = Package(
             pkgConfig: "duktape",
             providers: [.apt(["duktape-dev"])]
         ),
+        // libcurl with nghttp2: the HTTP/2 client of the push providers (APNs, FCM).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
 
         // Our own few lines of C, for what Swift cannot call (variadic syscall()).
         .target(name: "CRoostSystem"),
@@ -86,13 +92,17 @@ let package = Package(
         .target(
             name: "RoostServer",
             dependencies: ["RoostHTTP", "RoostCore", "RoostQuery", "RoostJSON", "RoostStore", "RoostScripts"]),
+        // Push providers: APNs and FCM senders over libcurl, JWTs signed with OpenSSL.
+        .target(name: "RoostPush", dependencies: ["RoostCore", "RoostJSON", "RoostThreads", "COpenSSL", "CCurl"]),
         // Where a server is composed: the drivers chosen for the configuration.
-        .target(name: "RoostDrivers", dependencies: ["RoostServer", "RoostCore", "RoostStore", "RoostSQLite", "RoostPostgres"]),
+        .target(
+            name: "RoostDrivers",
+            dependencies: ["RoostServer", "RoostCore", "RoostStore", "RoostSQLite", "RoostPostgres", "RoostPush"]),
         .executableTarget(
             name: "roost",
             dependencies: [
                 "RoostServer", "RoostHTTP", "RoostCore", "RoostStore", "RoostQuery", "RoostPostgres",
-                "RoostSQLite", "RoostDrivers", "CRoostSystem", "RoostScriptWorker",
+                "RoostSQLite", "RoostDrivers", "RoostPush", "CRoostSystem", "RoostScriptWorker",
             ]),
         // The SDK: Foundation only, never a server module.
         .target(name: "RoostClient", resources: [.copy("PrivacyInfo.xcprivacy")]),
@@ -144,6 +154,10 @@ let package = Package(
             ],
             // The TLS tests' Python client, run as a child process.
             exclude: ["tls_client.py"]),
+        // The push senders against fake providers (Tests/fakes, Python h2) that speak the protocols.
+        .testTarget(
+            name: "RoostPushTests",
+            dependencies: ["RoostPush", "RoostCore", "RoostJSON", "COpenSSL", "RoostTestSupport"]),
         // The SDK's own rules on scripted answers: no server module, so they run on Apple platforms.
         .testTarget(name: "RoostClientUnitTests", dependencies: ["RoostClient"]),
         // The SDK against a real server.

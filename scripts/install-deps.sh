@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Roost builds against, if any is missing.
 # With --browser-tests (scripts/test.sh passes it), also headless Chromium, its driver and Python's
-# selenium (in a virtual environment under .build/browser-venv) for the CORS browser test; if those
-# cannot be installed, it says so and the browser test is skipped with that reason.
+# selenium (in a virtual environment under .build/browser-venv) for the CORS browser test, and h2 in the
+# same environment for the fake push providers (Tests/fakes), and schemathesis for the OpenAPI test; if
+# those cannot be installed, it says so and the tests that need them are skipped with that reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,7 @@ install_packages() {
     return "$status"
 }
 
-mapfile -t missing < <(missing_packages libevent-dev libssl-dev libsqlite3-dev libsodium-dev libpq-dev duktape-dev pkg-config "$@")
+mapfile -t missing < <(missing_packages libevent-dev libssl-dev libsqlite3-dev libsodium-dev libpq-dev duktape-dev libcurl4-openssl-dev pkg-config "$@")
 [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
 
 if [ "$browser" -eq 1 ]; then
@@ -47,10 +48,10 @@ if [ "$browser" -eq 1 ]; then
         echo "install-deps: could not install ${missing[*]}; the browser test will be skipped" >&2
     fi
     venv=.build/browser-venv
-    if ! "$venv/bin/python3" -c 'import selenium' 2>/dev/null; then
-        echo "install-deps: installing selenium into $venv"
-        if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q selenium; }; then
-            echo "install-deps: could not install selenium; the browser test will be skipped" >&2
+    if ! "$venv/bin/python3" -c 'import selenium, h2, schemathesis' 2>/dev/null; then
+        echo "install-deps: installing selenium, h2 and schemathesis into $venv"
+        if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q selenium h2 'schemathesis>=4,<5'; }; then
+            echo "install-deps: could not install selenium, h2 and schemathesis; the browser, push and OpenAPI tests will be skipped" >&2
         fi
     fi
 fi

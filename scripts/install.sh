@@ -40,7 +40,7 @@ case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
 
 # The runtime libraries come with the -dev packages the build needs; named so it is plain.
 if $deps; then
-    scripts/install-deps.sh libevent-2.1-7 libevent-pthreads-2.1-7 libevent-openssl-2.1-7 libssl3 libsqlite3-0 libsodium23
+    scripts/install-deps.sh libevent-2.1-7 libevent-core-2.1-7 libevent-extra-2.1-7 libevent-pthreads-2.1-7 libevent-openssl-2.1-7 libssl3 libsqlite3-0 libsodium23 libpq5 libduktape207 libcurl4
 fi
 
 # The commit goes into a gitignored source file for this build only (see Sources/roost/BuildInfo.swift);

@@ -12,6 +12,24 @@ scripts/install-deps.sh --browser-tests openssl ca-certificates python3 curl pos
 # each module's line coverage at the end; ROOST_TEST_COVERAGE=0 skips that, =1 asks for it with
 # arguments too.
 coverage="${ROOST_TEST_COVERAGE:-$([ "$#" -eq 0 ] && echo 1 || echo 0)}"
+# Every temporary file of the run (data folders, logs, keys, the PostgreSQL cluster, coverage
+# counts) goes under one folder, removed when the run passes and kept, with its path printed, when
+# it fails: the servers' logs are there. A full run writes about 1 GB into it.
+suite_tmp="$(mktemp -d "${TMPDIR:-/tmp}/roost-suite.XXXXXX")"
+# Traversable by the PostgreSQL cluster's own user, which owns its folder inside.
+chmod 711 "$suite_tmp"
+export TMPDIR="$suite_tmp"
+cluster=""
+finish() {
+    local status=$?
+    if [ -n "$cluster" ]; then scripts/postgres-test-cluster.sh stop "$cluster" || true; fi
+    if [ "$status" -eq 0 ]; then
+        rm -rf "$suite_tmp"
+    else
+        echo "The run's temporary files (servers' logs, data folders) are kept in $suite_tmp" >&2
+    fi
+}
+trap finish EXIT
 build_options=()
 if [ "$coverage" = 1 ]; then
     build_options=(--scratch-path .build/coverage)
@@ -28,7 +46,6 @@ fi
 # stopped and removed on exit, unless the variable already names a server.
 if [ -z "${ROOST_TEST_DATABASE_URL:-}" ]; then
     cluster="$(mktemp -d "${TMPDIR:-/tmp}/roost-pg.XXXXXX")"
-    trap 'scripts/postgres-test-cluster.sh stop "$cluster"' EXIT
     ROOST_TEST_DATABASE_URL="$(scripts/postgres-test-cluster.sh start "$cluster")"
     export ROOST_TEST_DATABASE_URL
 fi

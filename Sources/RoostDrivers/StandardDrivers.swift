@@ -1,5 +1,6 @@
 import RoostCore
 import RoostPostgres
+import RoostPush
 import RoostSQLite
 import RoostServer
 import RoostStore
@@ -47,6 +48,34 @@ public struct StandardDrivers: StorageDrivers {
                 dataDirectory: configuration.dataDirectory, configuration: postgres,
                 cacheBytes: configuration.blobCacheBytes)
         }
+    }
+}
+
+extension StandardDrivers {
+    /// The push sender for the configured providers (RoostPush's APNs and FCM clients); nil when
+    /// none is configured. Reads the key files now, so a bad one stops the server at start.
+    public static func pushSender(for settings: PushProviderSettings) throws(PushConfigurationError)
+        -> (any PushSender)?
+    {
+        guard settings.hasAPNs || settings.hasFCM else { return nil }
+        if let problem = settings.problem { throw PushConfigurationError(problem) }
+        var configuration = PushConfiguration()
+        if let keyFile = settings.apnsKeyFile, let keyID = settings.apnsKeyID,
+            let teamID = settings.apnsTeamID
+        {
+            var apns = APNsConfiguration(keyFile: keyFile, keyID: keyID, teamID: teamID)
+            apns.productionURL = settings.apnsProductionURL
+            apns.sandboxURL = settings.apnsSandboxURL
+            apns.caFile = settings.caFile
+            configuration.apns = apns
+        }
+        if let serviceAccount = settings.fcmServiceAccountFile {
+            var fcm = FCMConfiguration(serviceAccountFile: serviceAccount)
+            fcm.baseURL = settings.fcmBaseURL
+            fcm.caFile = settings.caFile
+            configuration.fcm = fcm
+        }
+        return try PushSenders(configuration: configuration)
     }
 }
 

@@ -297,10 +297,18 @@ public final class HTTPServer: Sendable {
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
+            let reason = String(cString: strerror(code))
             close(fd)
-            throw HTTPServerError(
-                message: "cannot listen on \(host):\(port): \(reason); is another server using that port?")
+            let hint =
+                switch code {
+                case EADDRINUSE: "; is another server using that port?"
+                case EACCES where port < 1024:
+                    "; ports below 1024 need root or CAP_NET_BIND_SERVICE (see deploy/roost.service), or use a port from 1024 up behind a proxy"
+                case EADDRNOTAVAIL: "; no interface of this machine has that address (--host)"
+                default: ""
+                }
+            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(reason)\(hint)")
         }
         guard listen(fd, 1024) == 0, evutil_make_socket_nonblocking(fd) == 0 else {
             close(fd)

@@ -23,6 +23,8 @@ public struct Router: Responder {
     }
 
     private var routes: [Route] = []
+    /// Every route, in the order added: what an API description is generated from.
+    public var declaredRoutes: [Route] { routes }
     private var trie = RouteTrie()
     /// Routes added for a method and shape already taken: each would never be chosen.
     public private(set) var conflicts: [String] = []

@@ -63,16 +63,27 @@ public final class TLSContext: Sendable {
     private static func makeContext(certificatePath: String, keyPath: String) throws(TLSConfigurationError)
         -> ContextHandle
     {
-        guard try holdsPEM(certificatePath, role: "certificate") else {
+        guard Self.contains(try firstBytes(certificatePath, role: "certificate"), "-----BEGIN ") else {
             throw TLSConfigurationError(
                 message:
                     "the certificate file \(certificatePath) holds no PEM data; it must start with -----BEGIN CERTIFICATE-----"
             )
         }
-        guard try holdsPEM(keyPath, role: "key") else {
+        let key = try firstBytes(keyPath, role: "key")
+        guard Self.contains(key, "-----BEGIN ") else {
             throw TLSConfigurationError(
                 message:
                     "the key file \(keyPath) holds no PEM data; it must start with -----BEGIN PRIVATE KEY----- or similar"
+            )
+        }
+        // Said from the header: decrypting without the passphrase fails with a reason that
+        // depends on the key (now and then the garbage even passes the padding check).
+        if Self.contains(key, "-----BEGIN ENCRYPTED PRIVATE KEY-----")
+            || Self.contains(key, "Proc-Type: 4,ENCRYPTED")
+        {
+            throw TLSConfigurationError(
+                message:
+                    "the key file \(keyPath) is encrypted; decrypt it first ('openssl pkey -in KEY -out PLAIN') and keep the plain file readable by roost only"
             )
         }
         ERR_clear_error()
@@ -125,9 +136,11 @@ public final class TLSContext: Sendable {
             message: "the key in \(keyPath) does not match the certificate in \(certificatePath)")
     }
 
-    /// Whether the file's first 64 KiB hold a PEM header line; throws a clear message for a
-    /// missing or unreadable file, before OpenSSL's terser ones.
-    private static func holdsPEM(_ path: String, role: String) throws(TLSConfigurationError) -> Bool {
+    /// The file's first 64 KiB; throws a clear message for a missing or unreadable file, before
+    /// OpenSSL's terser ones.
+    private static func firstBytes(_ path: String, role: String) throws(TLSConfigurationError) -> ArraySlice<
+        UInt8
+    > {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw TLSConfigurationError(
@@ -140,9 +153,15 @@ public final class TLSContext: Sendable {
             throw TLSConfigurationError(
                 message: "cannot read the \(role) file \(path): \(String(cString: strerror(errno)))")
         }
-        let marker = Array("-----BEGIN ".utf8)
-        return count >= marker.count
-            && (0...(count - marker.count)).contains { bytes[$0..<$0 + marker.count].elementsEqual(marker) }
+        return bytes[..<count]
+    }
+
+    private static func contains(_ bytes: ArraySlice<UInt8>, _ text: String) -> Bool {
+        let marker = Array(text.utf8)
+        guard bytes.count >= marker.count else { return false }
+        return (bytes.startIndex...(bytes.endIndex - marker.count)).contains {
+            bytes[$0..<$0 + marker.count].elementsEqual(marker)
+        }
     }
 
     /// The reason of the first OpenSSL error queued on this thread (the cause; later ones only

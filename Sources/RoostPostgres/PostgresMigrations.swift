@@ -225,7 +225,7 @@ extension PostgresStorage {
             version: 71, name: "given-up script runs by sequence", sql: ScriptOutboxSQL.givenUpIndex),
         Migration(
             version: 72, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
-        Migration(version: 80, name: "push tokens", sql: SQLPushDeviceStore<PostgresDatabase>.schema),
+        Migration(version: 80, name: "push devices and outbox", sql: PostgresPushStore.schema),
     ]
 
     /// The steps in `versions`: one range, for tests and tools that set up one store alone.

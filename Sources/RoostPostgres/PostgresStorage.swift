@@ -8,7 +8,7 @@ public final class PostgresStorage: Storage {
     public let idempotencyKeys: PostgresIdempotencyStore
     public let changes: PostgresChangeLog
     public let outbox: PostgresScriptOutbox
-    public let pushDevices: any PushDeviceStore
+    public let push: PostgresPushStore
     public let loginThrottle: PostgresLoginThrottleStore
     public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
@@ -19,6 +19,7 @@ public final class PostgresStorage: Storage {
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
     public var scriptOutbox: any ScriptOutboxStore { outbox }
+    public var pushStore: any PushStore { push }
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
@@ -48,7 +49,7 @@ public final class PostgresStorage: Storage {
         idempotencyKeys = PostgresIdempotencyStore(database: database)
         changes = PostgresChangeLog(database: database, listener: listener)
         outbox = PostgresScriptOutbox(database: database)
-        pushDevices = SQLPushDeviceStore(database: database)
+        push = PostgresPushStore(database: database)
         loginThrottle = PostgresLoginThrottleStore(database: database)
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }

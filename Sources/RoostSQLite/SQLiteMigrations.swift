@@ -194,7 +194,7 @@ extension SQLiteStorage {
                     PRIMARY KEY (owner_collection, owner_guid, path)
                 ) WITHOUT ROWID;
                 """, then: ObjectReferencesBackfill()),
-        Migration(version: 30, name: "push tokens", sql: SQLPushDeviceStore<SQLiteDatabase>.schema),
+        Migration(version: 30, name: "push devices and outbox", sql: SQLitePushStore.schema),
     ]
 }
 

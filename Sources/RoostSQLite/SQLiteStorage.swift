@@ -9,13 +9,14 @@ public final class SQLiteStorage: Storage {
     public let idempotencyKeys: SQLiteIdempotencyStore
     public let changes: SQLiteChangeLog
     public let outbox: SQLiteScriptOutbox
+    public let push: SQLitePushStore
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }
     public var scriptOutbox: any ScriptOutboxStore { outbox }
-    public let pushDevices: any PushDeviceStore
+    public var pushStore: any PushStore { push }
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
     public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
@@ -57,7 +58,7 @@ public final class SQLiteStorage: Storage {
         idempotencyKeys = SQLiteIdempotencyStore(database: database)
         changes = SQLiteChangeLog(database: database)
         outbox = SQLiteScriptOutbox(database: database)
-        pushDevices = SQLPushDeviceStore(database: database)
+        push = SQLitePushStore(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

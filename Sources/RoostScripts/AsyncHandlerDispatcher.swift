@@ -74,9 +74,7 @@ public final class AsyncHandlerDispatcher: Sendable {
     let clock: @Sendable () -> Int64
     let logger: @Sendable (String) -> Void
 
-    private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
-    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let loop: DispatchLoop
     /// The subscriptions this dispatcher last wrote to the outbox, while it kept the lease since.
     private let recorded = Mutex<Set<OutboxSubscription>?>(nil)
     /// When the cursor last followed the log's end with no ASYNC handler defined.
@@ -102,7 +100,7 @@ public final class AsyncHandlerDispatcher: Sendable {
         self.clock = clock
         self.logger = logger
         self.run = run
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        loop = DispatchLoop(pollInterval: options.pollInterval)
     }
 
     /// The event id a script gets for `change`: `Collection:sequence`.
@@ -114,47 +112,19 @@ public final class AsyncHandlerDispatcher: Sendable {
     public func start() {
         log.observeCommits { [weak self] in
             self?.committedSinceIdleAdvance.withLock { $0 = true }
-            self?.wake.yield()
+            self?.loop.wake()
         }
-        let interval = options.pollInterval
-        let started = [
-            Task(executorPreference: globalConcurrentExecutor) { [self] in await loop() },
-            Task(executorPreference: globalConcurrentExecutor) { [wake] in
-                while !Task.isCancelled {
-                    wake.yield()
-                    try? await Task.sleep(for: interval)
-                }
-            },
-        ]
-        tasks.withLock { $0 += started }
+        loop.start({ [self] in try await dispatchRound() }) { [logger] error in
+            logger("dispatching async script handlers failed: \(error)")
+        }
     }
 
     /// Stops (a run in progress is cancelled, and its change stays undispatched, for the next
     /// dispatcher to run again) and gives up the lease, so another instance takes over at once.
     /// Call it before the storage closes.
     public func stop() async {
-        wake.finish()
-        let running = tasks.withLock { tasks in
-            defer { tasks = [] }
-            return tasks
-        }
-        running.forEach { $0.cancel() }
-        for task in running { await task.value }
+        await loop.stop()
         try? await outbox.releaseLease(holder: options.holder)
-    }
-
-    private func loop() async {
-        for await _ in wakes {
-            while !Task.isCancelled {
-                do {
-                    guard try await dispatchRound() else { break }
-                } catch {
-                    if Task.isCancelled { return }
-                    logger("dispatching async script handlers failed: \(error)")
-                    break
-                }
-            }
-        }
     }
 
     /// One round: claims (or renews) the lease, runs the retries that are due, then up to one

@@ -58,6 +58,7 @@ extension FatFractalScriptAPI {
             appAddress: appAddress, requestID: requestID, scriptName: scriptName, logger: logger,
             limits: limits)
         acting.replacedObject = replacedObject
+        acting.push = push
         return acting
     }
 

@@ -72,6 +72,8 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public var limits = Limits()
     /// The object an update replaced, for an update's handler: `getUpdateEventHandlerData()`'s `old`.
     public var replacedObject: JSONValue?
+    /// Where `sendPushNotifications` and `sendIOSPush` queue; nil answers 501 `not_configured`.
+    public var push: ScriptPush?
 
     public init(
         objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
@@ -163,7 +165,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         case "resetPassword":
             return try await resetPassword(call)
         case "sendPushNotifications", "sendIOSPush":
-            throw RoostError.scriptServiceNotConfigured(method, service: "push notifications")
+            return try await sendPush(call)
         case "sendEmail", "sendSMTPEmail":
             throw RoostError.scriptServiceNotConfigured(method, service: "an outgoing mail server")
         default:

@@ -54,7 +54,7 @@ extension Application {
 
     static func scriptHandlerRunner(
         _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
-        accounts: AccountService, definitions: AppDefinitionSource, logger: Logger
+        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush? = nil, logger: Logger
     ) -> ScriptHandlerRunner {
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let prefix =
@@ -65,26 +65,27 @@ extension Application {
             invoke: { try await runtime.invoke($0, calls: $1) }, definitions: definitions, objects: objects,
             accounts: accounts,
             makeCalls: scriptCallsFactory(
-                objects: objects, accounts: accounts, appAddress: address, logger: logger),
+                objects: objects, accounts: accounts, appAddress: address, push: push, logger: logger),
             appAddress: address, logger: logger)
     }
 
     /// `/ff/ext/<name>`: the app's extensions; a script creates objects no larger than a request body.
     static func extensionRoutes(
         _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
-        accounts: AccountService, definitions: AppDefinitionSource, logger: Logger
+        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush?, logger: Logger
     ) -> ScriptExtensionRoutes {
         var limits = FatFractalScriptAPI.Limits()
         limits.maxObjectBytes = configuration.maxBodyBytes
         return ScriptExtensionRoutes(
             runtime: runtime, objects: objects, accounts: accounts, definitions: definitions, logger: logger,
             configuredPrefix: configuration.appPrefix, limits: limits,
-            runsPerCaller: configuration.scripts.effectiveRunsPerCaller)
+            runsPerCaller: configuration.scripts.effectiveRunsPerCaller, push: push)
     }
 
     /// The `ff` API host for one handler run.
     static func scriptCallsFactory(
-        objects: ObjectService, accounts: AccountService, appAddress: String, logger: Logger
+        objects: ObjectService, accounts: AccountService, appAddress: String, push: ScriptPush? = nil,
+        logger: Logger
     ) -> ScriptCallsFactory {
         { caller, rights, name, replaced, requestID in
             var api = FatFractalScriptAPI(
@@ -92,6 +93,7 @@ extension Application {
                 rights: FatFractalScriptAPI.rights(rights, caller: caller), activeCaller: caller,
                 appAddress: appAddress, requestID: requestID, scriptName: name, logger: logger)
             api.replacedObject = replaced
+            api.push = push
             return api
         }
     }

@@ -29,6 +29,8 @@ public final class Application: Sendable {
     public let scriptRuntime: ScriptRuntime
     /// Runs ASYNC handlers from the change log.
     public let asyncHandlers: AsyncHandlerDispatcher
+    /// Delivers the push outbox; nil when no provider is configured.
+    public let pushDispatcher: PushDispatcher?
     /// Where everything the server has to say goes, besides the access log.
     public let logger: Logger
 
@@ -78,11 +80,19 @@ public final class Application: Sendable {
         var objects = ObjectService(
             store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
+        let pushDispatcher = Self.makePushDispatcher(configuration, storage: storage, logger: logger)
+        self.pushDispatcher = pushDispatcher
+        let push = PushService(
+            store: storage.pushStore, accounts: storage.accountStore, objects: objects.withoutHooks(),
+            clock: configuration.clock, guids: configuration.guids, isConfigured: pushDispatcher != nil,
+            queued: { pushDispatcher?.wake() })
+        PushRoutes(service: push).register(in: routes)
+        let scriptPush = ScriptPush(service: push, definitions: definitions)
         let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
         self.scriptRuntime = scriptRuntime
         let handlerRunner = Self.scriptHandlerRunner(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, logger: logger)
+            definitions: definitions, push: scriptPush, logger: logger)
         objects.hooks = handlerRunner
         asyncHandlers = Self.makeAsyncHandlers(
             configuration, storage: storage, runtime: scriptRuntime, definitions: definitions,
@@ -98,8 +108,6 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
         AdminRoutes(accounts: accounts).register(in: routes)
-        PushRoutes(devices: PushDevices(store: storage.pushDevices, clock: configuration.clock)).register(
-            in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,
             tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
@@ -108,13 +116,16 @@ public final class Application: Sendable {
         EventRoutes(feed: changeFeed).register(in: routes)
         Self.extensionRoutes(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, logger: logger
+            definitions: definitions, push: scriptPush, logger: logger
         ).register(in: routes)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
+            push: pushDispatcher?.metrics,
             authenticator: authenticator, metricsAllowed: configuration.metricsAllowed
         ).register(in: routes)
+        // Last: it describes the routes declared before it.
+        OpenAPIRoutes().register(in: routes, table: table)
         var limits = RequestLimits(maxBodyBytes: configuration.maxBodyBytes)
         // Larger bodies wait at their head until the route has checked the caller: a request
         // refused anyway costs no read, no parse and no memory.
@@ -211,6 +222,7 @@ public final class Application: Sendable {
         startBlobSweeps()
         changeFeed.start()
         asyncHandlers.start()
+        pushDispatcher?.start()
     }
 
     /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
@@ -324,9 +336,25 @@ public final class Application: Sendable {
         await server.shutdown()
         // Before the storage closes: the dispatcher gives its lease back through the database.
         await asyncHandlers.stop()
+        await pushDispatcher?.stop()
         await scriptRuntime.shutdown()
         await blobIO.stop()
         blobStorage.close()
         await storage.close()
+    }
+}
+
+extension Application {
+    /// The push dispatcher when a sender is configured. As for ASYNC handlers, an embedded
+    /// database's lease is the data folder's own, so a restart takes it back at once.
+    static func makePushDispatcher(_ configuration: ServerConfiguration, storage: any Storage, logger: Logger)
+        -> PushDispatcher?
+    {
+        guard let sender = configuration.push.sender else { return nil }
+        var options = configuration.push.dispatch
+        if configuration.databaseURL == nil { options.holder = "embedded" }
+        return PushDispatcher(
+            store: storage.pushStore, sender: sender, options: options, clock: configuration.clock,
+            logger: { [logger] line in logger.error(line) })
     }
 }

@@ -37,18 +37,21 @@ struct ScriptExtensionRoutes: Sendable {
     /// progress, running or waiting for a worker: one caller cannot take the whole pool.
     let runsPerCaller: Int
     let runs = ClientSlots()
+    /// Where the scripts' push calls queue.
+    var push: ScriptPush?
 
     init(
         runtime: ScriptRuntime, objects: ObjectService, accounts: AccountService,
         definitions: AppDefinitionSource,
         logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
-        limits: FatFractalScriptAPI.Limits = .init(), runsPerCaller: Int = 4
+        limits: FatFractalScriptAPI.Limits = .init(), runsPerCaller: Int = 4, push: ScriptPush? = nil
     ) {
         self.init(
             invoke: { try await runtime.invoke($0, calls: $1) }, objects: objects, accounts: accounts,
             definitions: definitions, logger: logger, appAddress: appAddress,
             configuredPrefix: configuredPrefix,
             limits: limits, runsPerCaller: runsPerCaller)
+        self.push = push
     }
 
     init(
@@ -113,11 +116,12 @@ struct ScriptExtensionRoutes: Sendable {
         context["appAddress"] = .string(address)
         context["eventId"] = .null
         context["requestId"] = .string(request.requestID)
-        let calls = FatFractalScriptAPI(
+        var calls = FatFractalScriptAPI(
             objects: objects, accounts: accounts,
             rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), activeCaller: caller,
             appAddress: address,
             requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
+        calls.push = push
         var invocation = ScriptInvocation(
             kind: .extension, name: name, entry: scriptExtension.entry, data: data, context: context)
         invocation.owner = runner

@@ -94,6 +94,8 @@ public struct ServerConfiguration: Sendable {
     /// Client addresses served `/metrics` without an administrator's token (`--metrics-allow`);
     /// none by default.
     public var metricsAllowed = TrustedProxies()
+    /// Push notifications: the provider's sender (composed by `roost serve`) and the dispatcher's pacing.
+    public var push = PushOptions()
 
     public init() {}
 }

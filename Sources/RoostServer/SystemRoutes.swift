@@ -14,13 +14,14 @@ struct SystemRoutes: Sendable {
     let feed: ChangeFeed
     let scripts: ScriptMetrics
     let asyncHandlers: AsyncHandlerMetrics
+    let push: PushMetrics?
     let authenticator: Authenticator
     let metricsAllowed: TrustedProxies
 
     func register(in routes: APIRoutes) {
         routes.open.on(.get, "/health") { _, _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
         routes.open.on(.get, "/metrics") {
-            [metrics, storage, blobStorage, feed, scripts, asyncHandlers, authenticator, metricsAllowed]
+            [metrics, storage, blobStorage, feed, scripts, asyncHandlers, push, authenticator, metricsAllowed]
             request, _ in
             if !metricsAllowed.contains(request.remoteAddress) {
                 guard try await authenticator.principal(for: request)?.isAdmin == true else {
@@ -42,6 +43,7 @@ struct SystemRoutes: Sendable {
             let scriptLines = scripts.prometheusLines
             if !scriptLines.isEmpty { text += scriptLines.joined(separator: "\n") + "\n" }
             text += asyncHandlers.render()
+            text += push?.render() ?? ""
             return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }

@@ -56,8 +56,8 @@ public protocol Storage: Sendable {
     var changeLog: any ChangeLog { get }
     /// The durable outbox of ASYNC script handlers: dispatch cursor, lease, failed runs.
     var scriptOutbox: any ScriptOutboxStore { get }
-    /// Push tokens of users' devices.
-    var pushDevices: any PushDeviceStore { get }
+    /// Devices' push tokens and the push outbox.
+    var pushStore: any PushStore { get }
     /// Where the login throttle counts failures: shared by every instance on the database.
     var loginFailures: any LoginFailureStore { get }
     /// Where instances sharing the database keep the app definition; nil when one server reads

@@ -15,9 +15,9 @@ let appHelp = """
 
     check   validates FILE and prints the first problem with its line or field.
     apply   validates FILE, installs it as the definition of the server running on the data
-            folder (which must have been started with --app), and has the server reload it
-            without dropping a connection. An invalid file is refused and the running
-            definition stays.
+            folder (which must have been started with --app: apply replaces that file, keeping
+            the one it replaces as FILE.previous), and has the server reload it without
+            dropping a connection. An invalid file is refused and the running definition stays.
 
     import  translates a FatFractal app definition into a Roost one (standard output, or the
             --output file, which must not exist yet) and lists on standard error every line it
@@ -152,10 +152,15 @@ private func apply(file: String, dataDirectory: String) async -> Int32 {
     do {
         let source = URL(fileURLWithPath: file).standardizedFileURL.path
         if source != URL(fileURLWithPath: target).standardizedFileURL.path {
-            // Written beside the target and renamed, so the server never reads half a file.
+            // Written beside the target and renamed, so the server never reads half a file; the
+            // file it replaces is kept, since it may be the operator's only copy.
             let contents = try Data(contentsOf: URL(fileURLWithPath: file))
+            let previous = target + ".previous"
+            if let old = FileManager.default.contents(atPath: target) {
+                try old.write(to: URL(fileURLWithPath: previous), options: .atomic)
+            }
             try contents.write(to: URL(fileURLWithPath: target), options: .atomic)
-            say("roost: installed \(file) as \(target)")
+            say("roost: installed \(file) as \(target) (the definition it replaced is kept as \(previous))")
             warnAboutScripts(source: source, target: target)
         }
     } catch {

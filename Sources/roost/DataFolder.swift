@@ -102,6 +102,8 @@ func warnIfDataFolderIsShared(_ directory: String) {
 
 /// The exit status of an admin command pointed at a folder that holds no Roost database.
 let noDatabaseExitStatus: Int32 = 66
+/// EX_NOPERM: the data folder or its database is not readable by this user.
+let noPermissionExitStatus: Int32 = 77
 
 /// Whether `directory` holds a Roost database: `roost.sqlite`, and a SQLite file at that.
 func holdsRoostDatabase(_ directory: String) -> Bool {
@@ -118,6 +120,19 @@ func holdsRoostDatabase(_ directory: String) -> Bool {
 /// Prints why and returns the exit status when `directory` holds no Roost database.
 func requireRoostDatabase(_ directory: String) -> Int32? {
     guard !holdsRoostDatabase(directory) else { return nil }
+    // A folder or database this user may not read is not a missing one: say which.
+    let database = directory + "/" + SQLiteStorage.fileName
+    for path in [directory, database] where FileManager.default.fileExists(atPath: path) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno == EACCES || errno == EPERM {
+            printError(
+                "cannot read \(path): permission denied. Run the command as the user the server runs as "
+                    + "(e.g. sudo -u roost roost …), which owns the data folder.")
+            return noPermissionExitStatus
+        }
+    }
     let missing =
         FileManager.default.fileExists(atPath: directory)
         ? "there is no Roost database in \(directory) (no \(SQLiteStorage.fileName))"

@@ -17,7 +17,7 @@ struct ServeOption: Sendable {
     let help: String
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
-    static let all: [ServeOption] = general + access + database + events + blobStore + scripts
+    static let all: [ServeOption] = general + access + database + events + blobStore + scripts + push
 
     static let general: [ServeOption] = [
         ServeOption(
@@ -268,6 +268,7 @@ struct ServeOption: Sendable {
     /// The options that only make sense together.
     static func checkCombinations(_ configuration: ServerConfiguration) throws {
         try checkBlobStore(configuration)
+        if let problem = configuration.push.providers.problem { throw UsageError(message: problem) }
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             throw UsageError(message: "--tls-cert and --tls-key go together; give both")
         }
@@ -326,11 +327,13 @@ struct ServeOption: Sendable {
     }
 
     /// Reads environment variables first, then flags, which win.
-    static func configuration(arguments: [String], environment: [String: String]) throws
-        -> ServerConfiguration
-    {
+    /// The configuration `arguments` and `environment` give, read with `options` (a command that
+    /// shares some of serve's options, such as `roost push test`, passes only those).
+    static func configuration(
+        arguments: [String], environment: [String: String], options: [ServeOption] = all
+    ) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        for option in all {
+        for option in options {
             if let value = environment[option.variable], !value.isEmpty {
                 try option.apply(&configuration, value)
             }
@@ -344,7 +347,7 @@ struct ServeOption: Sendable {
                 } else {
                     (argument, nil)
                 }
-            guard let option = all.first(where: { $0.flag == flag }) else {
+            guard let option = options.first(where: { $0.flag == flag }) else {
                 throw UsageError(message: "unknown option '\(argument)'")
             }
             let value: String

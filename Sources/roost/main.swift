@@ -3,6 +3,7 @@ import Foundation
 import RoostCore
 import RoostDrivers
 import RoostHTTP
+import RoostPush
 import RoostServer
 import RoostStore
 
@@ -21,6 +22,7 @@ let mainHelp = """
       app        Check an app definition (roost.json) or apply it to a running server
       blobs      Remove blob files nothing refers to any more
       events     List and retry failed runs of ASYNC script handlers
+      push       Send a test notification to a user's devices (roost push test --user NAME)
       backup     Copy the data folder while the server runs
       restore    Replace the data folder with a backup
       migrate    List (--dry-run) or apply the schema migrations this version brings
@@ -53,7 +55,8 @@ let helpHelp = """
 /// Each command's help: what both 'roost help COMMAND' and 'roost COMMAND --help' print.
 let commandHelp: [String: () -> String] = [
     "serve": serveHelp, "users": { usersHelp }, "index": { indexHelp }, "app": { appHelp },
-    "blobs": { blobsHelp }, "events": { eventsHelp }, "backup": { backupHelp }, "restore": { restoreHelp },
+    "blobs": { blobsHelp }, "events": { eventsHelp }, "push": pushHelp, "backup": { backupHelp },
+    "restore": { restoreHelp },
     "migrate": { migrateHelp }, "script": { scriptHelp }, "version": { versionHelp }, "help": { helpHelp },
 ]
 
@@ -114,7 +117,7 @@ func serve(_ arguments: [String]) async -> Int32 {
         print(serveHelp())
         return 0
     }
-    let configuration: ServerConfiguration
+    var configuration: ServerConfiguration
     do {
         configuration = try ServeOption.configuration(
             arguments: arguments, environment: ProcessInfo.processInfo.environment)
@@ -147,11 +150,15 @@ func serve(_ arguments: [String]) async -> Int32 {
     roost_set_mmap_threshold(1 << 20)
     let application: Application
     do {
+        configuration.push.sender = try StandardDrivers.pushSender(for: configuration.push.providers)
         application = try Application(configuration: configuration)
         try await application.start()
     } catch let error as TLSConfigurationError {
         printError("cannot start: \(error.message)")
         return tlsExitStatus
+    } catch let error as PushConfigurationError {
+        printError("cannot start: \(error.description)")
+        return 78
     } catch let error as AppDefinitionError {
         printError("cannot start: \(configuration.appDefinitionPath ?? "app definition"): \(error)")
         return 65
@@ -269,6 +276,8 @@ case "blobs":
     status = await blobs(Array(arguments.dropFirst()))
 case "events":
     status = await events(Array(arguments.dropFirst()))
+case "push":
+    status = await push(Array(arguments.dropFirst()))
 case "backup":
     status = await backup(Array(arguments.dropFirst()))
 case "restore":

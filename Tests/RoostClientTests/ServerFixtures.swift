@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostDrivers
 import RoostSQLite
 import RoostServer
 import RoostStore
@@ -43,5 +44,33 @@ func makeExpiringServer(clock: ManualWallClock) async throws -> TestServer {
         configuration.clock = clock
         configuration.tokenLifetime = 60
         configuration.events.heartbeat = .milliseconds(100)
+    }
+}
+
+/// Seed 003's server: one session per user (the single-device policy), an administrator `dave`
+/// (made by the real binary), and push through the real APNs client to `gateway`.
+func makeSingleDevicePushServer(sendingTo gateway: FakeAPNs) async throws -> TestServer {
+    var providers = PushProviderSettings()
+    providers.apnsKeyFile = gateway.keyFile
+    providers.apnsKeyID = gateway.keyID
+    providers.apnsTeamID = gateway.teamID
+    providers.apnsProductionURL = gateway.url
+    providers.apnsSandboxURL = gateway.url
+    providers.caFile = gateway.certificateAuthority
+    let sender = try StandardDrivers.pushSender(for: providers)
+    let directory = TestServer.makeTemporaryDirectory()
+    if TestBackend.current == .postgres { _ = try await TestBackend.databaseURL(for: directory) }
+    guard try await RoostProcess(dataDirectory: directory).stop(signal: SIGTERM) == 0 else {
+        throw TestClientError(description: "roost serve did not stop cleanly on \(directory)")
+    }
+    let made = try await runRoost(
+        ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
+    guard made.status == 0 else { throw TestClientError(description: made.errorOutput) }
+    let definition = try AppDefinition.parse(Array(openDefinition.utf8))
+    return try await TestServer(dataDirectory: directory) { configuration in
+        configuration.appDefinition = definition
+        configuration.passwordHasher = PasswordHasher.cheapForTests()
+        configuration.sessionPolicy = .singleDevice
+        configuration.push.sender = sender
     }
 }

@@ -138,6 +138,13 @@ struct AppDefinitionTests {
         #expect(check.output == "\(closed) is valid: 1 collection declared\n")
         let applied = try await runRoost(["app", "apply", closed, "--data-dir", directory])
         #expect(applied.status == 0, "\(applied.errorOutput)")
+        #expect(
+            applied.output
+                == "roost: installed \(closed) as \(path) (the definition it replaced is kept as \(path).previous)\nroost: the server (pid \(server.process.pid)) now runs \(path)\n"
+        )
+        #expect(
+            try String(contentsOfFile: path + ".previous", encoding: .utf8)
+                == #"{"collections":{"*":{"rules":{"create":"public"}}}}"#)
         #expect(try await client.send("POST", "/ff/resources/Note", json: "{}").status == 401)
 
         let broken = directory + "-broken.json"

@@ -42,6 +42,66 @@ struct CLIAdminTests {
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
+    @Test(
+        "a data folder the user may not read is said to be unreadable, not missing (exit 77)",
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run the command as nobody"),
+        .enabled(if: TestBackend.isSQLite, "the data folder's database is SQLite's"))
+    func unreadableFolder() async throws {
+        let directory = try await makeDataFolder()
+        // The database is owner-only (root's here): the user nobody cannot read it.
+        let result = try await runProgram(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", try RoostProcess.binaryPath(), "users",
+                "list",
+                "--data-dir", directory,
+            ])
+        #expect(result.status == 77)
+        #expect(
+            result.errorOutput
+                == "roost: cannot read \(directory)/roost.sqlite: permission denied. Run the command as the user the server runs as (e.g. sudo -u roost roost …), which owns the data folder.\n"
+        )
+    }
+
+    @Test(
+        "roost serve says why it cannot listen: a port in use, a privileged port",
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run the server as nobody"),
+        .enabled(if: TestBackend.isSQLite, "nobody cannot reach the test PostgreSQL cluster"))
+    func listenFailuresSayWhy() async throws {
+        let running = try RoostProcess(dataDirectory: try await makeDataFolder())
+        let busy = try await runRoost([
+            "serve", "--port", String(running.port), "--data-dir", try await makeDataFolder(),
+        ])
+        #expect(busy.status == 1)
+        #expect(
+            busy.errorOutput.hasSuffix(
+                "cannot listen on 127.0.0.1:\(running.port): Address already in use; is another server using that port?\n"
+            ),
+            "\(busy.errorOutput)")
+        #expect(try await running.stop(signal: SIGTERM) == 0)
+
+        let folder = TestServer.makeTemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        chmod(folder, 0o777)
+        let privileged = try await runProgram(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", try RoostProcess.binaryPath(), "serve",
+                "--port",
+                "80", "--data-dir", folder + "/data",
+            ])
+        #expect(privileged.status == 1)
+        #expect(
+            privileged.errorOutput.hasSuffix(
+                "cannot listen on 127.0.0.1:80: Permission denied; ports below 1024 need root or CAP_NET_BIND_SERVICE (see deploy/roost.service), or use a port from 1024 up behind a proxy\n"
+            ),
+            "\(privileged.errorOutput)")
+    }
+
     @Test("users list prints every user as a table, or as JSON with --json")
     func listUsers() async throws {
         let directory = TestServer.makeTemporaryDirectory()

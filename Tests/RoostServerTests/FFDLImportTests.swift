@@ -42,7 +42,8 @@ import Testing
                   },
                   "settings": {
                     "allowAutoRegistration": true,
-                    "allowNewCollections": false
+                    "allowNewCollections": false,
+                    "pushInactive": true
                   },
                   "collections": {
                     "Star": {},
@@ -87,11 +88,12 @@ import Testing
             Array(result.definitionText.utf8), modules: ["scripts/Votes": "", "scripts/Stats": ""])
         #expect(definition.settings.allowAutoRegistration)
         #expect(!definition.settings.allowNewCollections)
+        #expect(definition.settings.pushInactive)
         let outcomes = result.lines.map { "\($0.number) \($0.outcome.rawValue)" }
         #expect(
             outcomes == [
                 "1 not needed", "2 not translated", "3 translated", "4 translated", "5 not needed",
-                "6 not translated", "7 not translated", "8 translated", "12 not needed", "13 not needed",
+                "6 translated", "7 not translated", "8 translated", "12 not needed", "13 not needed",
                 "14 translated", "15 not translated", "16 translated", "17 not translated", "18 translated",
                 "19 translated", "20 translated", "21 not translated",
             ])

@@ -3,246 +3,175 @@ import RoostCore
 import RoostTestSupport
 import Testing
 
-/// Issue 28, item 1: push tokens per user and device, received only while a session on the
-/// device is live.
-@Suite("Push devices: tokens per device, received only with a live session")
+/// Issue 28, item 1: devices' push tokens, one per user and device, one row per token.
+@Suite("Push devices")
 struct PushDeviceTests {
-    static let apnsToken = String(repeating: "ab", count: 32)
-    static let otherToken = String(repeating: "cd", count: 32)
-
-    static func apns(_ token: String = apnsToken, environment: String = "sandbox") -> String {
-        #"{"platform":"apns","token":"\#(token)","environment":"\#(environment)","bundleId":"com.example.whereuat"}"#
+    @Test("a user registers a token for a device of their own sessions, and only for one")
+    func registerOwnDevice() async throws {
+        let world = try await PushWorld.make()
+        _ = try await world.user("alice")
+        let phone = try await world.client.login("alice", device: "phone")
+        let put = try await world.putDevice("phone", token: apnsToken(1), as: phone)
+        #expect(put.status == 200)
+        #expect(put.json["deviceId"] as? String == "phone")
+        #expect(put.json["platform"] as? String == "apns")
+        #expect(put.json["environment"] as? String == "sandbox")
+        #expect(put.json["bundleId"] as? String == "com.example.app")
+        #expect(put.json["tokenSuffix"] as? String == "00000001")
+        #expect(put.json["token"] == nil)
+        // A device id no session of the caller's carries, whoever's it is: the same 404.
+        _ = try await world.user("bob")
+        _ = try await world.client.login("bob", device: "bobs-phone")
+        for other in ["bobs-phone", "nowhere"] {
+            let refused = try await world.putDevice(other, token: apnsToken(2), as: phone)
+            #expect(refused.status == 404)
+            #expect(refused.json["code"] as? String == "device_not_found")
+        }
+        let unnamed = try await world.putDevice("default", token: apnsToken(2), as: phone)
+        #expect(unnamed.status == 400)
+        #expect(unnamed.json["code"] as? String == "invalid_parameter")
+        let anonymous = try await world.client.send(
+            "PUT", "/ff/push/devices/phone",
+            json: #"{"platform":"apns","token":"\#(apnsToken(3))","bundleId":"x"}"#)
+        #expect(anonymous.status == 401)
+        await world.server.stop()
     }
 
-    /// alice on her iPhone (registered there) and her iPad, bob on his phone.
-    func world(policy: SessionPolicy = .perDevice, clock: ManualWallClock = ManualWallClock()) async throws
-        -> (server: TestServer, tokens: [String: String])
-    {
-        let server = try await makeAccountServer(clock: clock, policy: policy)
-        let alice = try await server.client.register("alice", extra: #","deviceId":"iphone""#)
-        let bob = try await server.client.register("bob", extra: #","deviceId":"bobphone""#)
-        var tokens = [
-            "alice": try #require(alice.json["token"] as? String),
-            "bob": try #require(bob.json["token"] as? String),
+    @Test("tokens, platforms, environments and bundle ids are checked with numbers")
+    func hostileDeviceInputs() async throws {
+        let world = try await PushWorld.make()
+        _ = try await world.user("alice")
+        let phone = try await world.client.login("alice", device: "phone")
+        let cases: [(String, String, String)] = [
+            (
+                #"{"platform":"apns","token":"\#(String(repeating: "g", count: 64))","bundleId":"a"}"#,
+                "invalid_push_token", "not hex"
+            ),
+            (
+                #"{"platform":"apns","token":"\#(String(repeating: "a", count: 63))","bundleId":"a"}"#,
+                "invalid_push_token", "short"
+            ),
+            (
+                #"{"platform":"apns","token":"\#(String(repeating: "a", count: 201))","bundleId":"a"}"#,
+                "invalid_push_token", "long"
+            ),
+            (#"{"platform":"fcm","token":"has space","bundleId":"a"}"#, "invalid_push_token", "fcm space"),
+            (
+                #"{"platform":"fcm","token":"\#(String(repeating: "x", count: 4097))","bundleId":"a"}"#,
+                "invalid_push_token", "fcm long"
+            ),
+            (#"{"platform":"wns","token":"abc","bundleId":"a"}"#, "invalid_field", "platform"),
+            (
+                #"{"platform":"apns","token":"\#(apnsToken(1))","environment":"staging","bundleId":"a"}"#,
+                "invalid_field", "environment"
+            ),
+            (
+                #"{"platform":"apns","token":"\#(apnsToken(1))","bundleId":"\#(String(repeating: "b", count: 256))"}"#,
+                "invalid_field", "bundle long"
+            ),
+            (#"{"platform":"apns","token":"\#(apnsToken(1))"}"#, "missing_field", "no bundle"),
+            (#"{"platform":"apns","bundleId":"a"}"#, "missing_field", "no token"),
         ]
-        if policy != .singleDevice {
-            tokens["alice-ipad"] = try await server.client.login("alice", device: "ipad")
+        for (body, code, name) in cases {
+            let answer = try await world.client.send(
+                "PUT", "/ff/push/devices/phone", json: body, headers: [("X-Token", phone)])
+            #expect(answer.status == 400, "\(name)")
+            #expect(answer.json["code"] as? String == code, "\(name): \(answer.text)")
         }
-        return (server, tokens)
+        let fcm = try await world.putDevice(
+            "phone", token: String(repeating: "x", count: 4096), as: phone, platform: "fcm")
+        #expect(fcm.status == 200)
+        #expect(fcm.json["environment"] is NSNull)
+        await world.server.stop()
     }
 
-    @Test("a user registers, lists and unregisters her devices' tokens; a token moves with its device")
-    func registerListUnregister() async throws {
-        let (server, tokens) = try await world()
-        let devices = "/ff/push/devices"
-        try await server.run(
-            [
-                APIScenario(
-                    name: "alice registers her iPhone", caller: "alice", method: "PUT",
-                    path: "\(devices)/iphone",
-                    body: Self.apns(), status: 200,
-                    contains: [
-                        #""deviceId":"iphone""#, #""platform":"apns""#, #""environment":"sandbox""#,
-                        #""bundleId":"com.example.whereuat""#,
-                    ], changes: []),
-                APIScenario(
-                    name: "her iPad with an FCM token", caller: "alice-ipad", method: "PUT",
-                    path: "\(devices)/ipad",
-                    body: #"{"platform":"fcm","token":"fcm:token-1","bundleId":"com.example.whereuat"}"#,
-                    status: 200, contains: [#""platform":"fcm""#], excludes: ["environment"]),
-                APIScenario(
-                    name: "both listed, receiving", caller: "alice", method: "GET", path: devices,
-                    status: 200,
-                    contains: [#""deviceId":"ipad""#, #""deviceId":"iphone""#, #""receiving":true"#],
-                    excludes: [#""receiving":false"#]),
-                APIScenario(
-                    name: "bob sees only his own (none)", caller: "bob", method: "GET", path: devices,
-                    status: 200,
-                    exactBody: #"{"items":[]}"#),
-                APIScenario(
-                    name: "bob may not list alice's", caller: "bob", method: "GET", path: "\(devices)?user=x",
-                    status: 403, code: "admin_required"),
-                APIScenario(
-                    name: "bob cannot register on alice's device id", caller: "bob", method: "PUT",
-                    path: "\(devices)/iphone", body: Self.apns(Self.otherToken), status: 404,
-                    code: "device_not_found"),
-                // The same token from bob's phone (the app reinstalled, the phone sold): it moves.
-                APIScenario(
-                    name: "the token moves to bob's phone", caller: "bob", method: "PUT",
-                    path: "\(devices)/bobphone",
-                    body: Self.apns(), status: 200),
-                APIScenario(
-                    name: "alice's iPhone lost it", caller: "alice", method: "GET", path: devices,
-                    status: 200,
-                    contains: [#""deviceId":"ipad""#], excludes: [#""deviceId":"iphone""#]),
-                APIScenario(
-                    name: "alice unregisters her iPad", caller: "alice", method: "DELETE",
-                    path: "\(devices)/ipad",
-                    status: 204),
-                APIScenario(
-                    name: "again: not found", caller: "alice", method: "DELETE", path: "\(devices)/ipad",
-                    status: 404,
-                    code: "device_not_found"),
-                APIScenario(
-                    name: "anonymous", method: "GET", path: devices, status: 401, code: "login_required"),
-            ], tokens: tokens)
-        await server.stop()
-    }
-
-    @Test("a device stops receiving when its session ends: logout, revocation, single-device login")
-    func receivingFollowsTheSession() async throws {
-        let (server, tokens) = try await world(policy: .singleDevice)
-        try await server.run(
-            [
-                APIScenario(
-                    name: "register the iPhone", caller: "alice", method: "PUT",
-                    path: "/ff/push/devices/iphone",
-                    body: Self.apns(), status: 200)
-            ], tokens: tokens)
-        // One active device (seed 003): logging in on the iPad ends the iPhone's session.
-        let ipad = try await server.client.login("alice", device: "ipad")
-        let ipadTokens = ["alice": ipad]
-        try await server.run(
-            [
-                APIScenario(
-                    name: "the iPhone no longer receives", caller: "alice", method: "GET",
-                    path: "/ff/push/devices",
-                    status: 200, contains: [#""deviceId":"iphone""#, #""receiving":false"#]),
-                APIScenario(
-                    name: "the iPad registers", caller: "alice", method: "PUT", path: "/ff/push/devices/ipad",
-                    body: Self.apns(Self.otherToken), status: 200),
-                APIScenario(
-                    name: "only the iPad receives", caller: "alice", method: "GET", path: "/ff/push/devices",
-                    status: 200,
-                    contains: [#""deviceId":"ipad","platform":"apns","token":"\#(Self.otherToken)""#]),
-            ], tokens: ipadTokens)
-        let listed = try await server.client.send(
-            "GET", "/ff/push/devices", headers: [("Authorization", "Bearer \(ipad)")])
-        let receiving = (listed.json["items"] as? [[String: Any]] ?? []).map {
-            "\($0["deviceId"] as? String ?? "?")=\($0["receiving"] as? Bool ?? false)"
-        }
-        #expect(receiving == ["iphone=false", "ipad=true"].sorted())
-        // A logout ends the iPad's session too: nothing receives.
-        #expect(
-            try await server.client.send("POST", "/ff/logout", headers: [("Authorization", "Bearer \(ipad)")])
-                .status
-                < 300)
-        let laptop = try await server.client.login("alice", device: "laptop")
-        let afterLogout = try await server.client.send(
-            "GET", "/ff/push/devices", headers: [("Authorization", "Bearer \(laptop)")])
-        #expect(afterLogout.text.contains(#""deviceId":"ipad""#))
-        #expect(!afterLogout.text.contains(#""receiving":true"#), "\(afterLogout.text)")
-        await server.stop()
-    }
-
-    @Test("an expired session stops its device receiving")
-    func expiryStopsReceiving() async throws {
-        let clock = ManualWallClock()
-        let (server, tokens) = try await world(clock: clock)
-        try await server.run(
-            [
-                APIScenario(
-                    name: "register", caller: "alice", method: "PUT", path: "/ff/push/devices/iphone",
-                    body: Self.apns(), status: 200)
-            ], tokens: tokens)
-        clock.advance(seconds: 40 * 24 * 3600)
-        let ipad = try await server.client.login("alice", device: "ipad")
-        let listed = try await server.client.send(
-            "GET", "/ff/push/devices", headers: [("Authorization", "Bearer \(ipad)")])
-        #expect(listed.text.contains(#""receiving":false"#))
-        #expect(!listed.text.contains(#""receiving":true"#))
-        await server.stop()
-    }
-
-    static let badRegistrations: [(String, String, String)] = [
-        ("{}", "missing_field", "platform"),
-        (#"{"platform":"sms","token":"x","bundleId":"a"}"#, "invalid_field", "platform"),
-        (
-            #"{"platform":"apns","token":"xyz","environment":"sandbox","bundleId":"a"}"#, "invalid_field",
-            "token"
-        ),
-        (
-            #"{"platform":"apns","token":"\#(String(repeating: "a", count: 201))","environment":"sandbox","bundleId":"a"}"#,
-            "invalid_field", "token"
-        ),
-        (#"{"platform":"apns","token":"\#(apnsToken)","bundleId":"a"}"#, "missing_field", "environment"),
-        (
-            #"{"platform":"apns","token":"\#(apnsToken)","environment":"dev","bundleId":"a"}"#,
-            "invalid_field",
-            "environment"
-        ),
-        (#"{"platform":"fcm","token":"a b","bundleId":"a"}"#, "invalid_field", "token"),
-        (
-            #"{"platform":"fcm","token":"\#(String(repeating: "t", count: 4097))","bundleId":"a"}"#,
-            "invalid_field",
-            "token"
-        ),
-        (
-            #"{"platform":"fcm","token":"t","environment":"sandbox","bundleId":"a"}"#, "invalid_field",
-            "environment"
-        ),
-        (#"{"platform":"fcm","token":"t"}"#, "missing_field", "bundleId"),
-        (#"{"platform":"fcm","token":"t","bundleId":"a/b"}"#, "invalid_field", "bundleId"),
-        (
-            #"{"platform":"fcm","token":"t","bundleId":"\#(String(repeating: "b", count: 256))"}"#,
-            "invalid_field",
-            "bundleId"
-        ),
-    ]
-
-    @Test("every malformed registration is a 400 naming its field, and nothing is stored")
-    func badRegistration() async throws {
-        let (server, tokens) = try await world()
-        for (body, code, field) in Self.badRegistrations {
-            let answer = try await APIScenario(
-                name: "\(field): \(body.prefix(60))", caller: "alice", method: "PUT",
-                path: "/ff/push/devices/iphone",
-                body: body, status: 400, code: code
-            ).run(against: server, tokens: tokens)
-            #expect(
-                (answer.json["details"] as? [String: Any])?["field"] as? String == field, "\(body.prefix(60))"
-            )
-        }
-        try await server.run(
-            [
-                APIScenario(
-                    name: "nothing stored", caller: "alice", method: "GET", path: "/ff/push/devices",
-                    status: 200,
-                    exactBody: #"{"items":[]}"#),
-                APIScenario(
-                    name: "a device id past 128 bytes", caller: "alice", method: "PUT",
-                    path: "/ff/push/devices/\(String(repeating: "d", count: 129))", body: Self.apns(),
-                    status: 400,
-                    code: "invalid_parameter"),
-                APIScenario(
-                    name: "a huge body is refused at its head", caller: "alice", method: "PUT",
-                    path: "/ff/push/devices/iphone", body: String(repeating: " ", count: 2 << 20) + "{}",
-                    status: 413, code: "body_too_large"),
-            ], tokens: tokens)
-        await server.stop()
-    }
-
-    @Test("a user has at most 50 devices with push tokens")
+    @Test("a user registers at most 50 devices: the 51st is a 409 too_many_push_devices")
     func deviceCap() async throws {
-        let (server, _) = try await world(policy: .unlimited)
-        var token = ""
-        for index in 0...PushDevices.maximumDevicesPerUser {
-            token = try await server.client.login("alice", device: "d\(index)")
-            let answer = try await server.client.send(
-                "PUT", "/ff/push/devices/d\(index)", json: Self.apns(String(format: "%064x", index)),
-                headers: [("Authorization", "Bearer \(token)")])
-            if index < PushDevices.maximumDevicesPerUser {
-                #expect(answer.status == 200, "\(index): \(answer.text)")
-            } else {
-                #expect(answer.status == 409)
-                #expect(answer.json["code"] as? String == "too_many_push_devices")
-            }
+        let world = try await PushWorld.make()
+        _ = try await world.user("alice")
+        for index in 0..<PushService.maximumDevicesPerUser {
+            let token = try await world.client.login("alice", device: "d\(index)")
+            #expect(try await world.putDevice("d\(index)", token: apnsToken(index), as: token).status == 200)
         }
-        // Registering again on a device that has a token already is no new device: it is allowed.
-        let again = try await server.client.send(
-            "PUT", "/ff/push/devices/d0", json: Self.apns(String(format: "%064x", 999)),
-            headers: [("Authorization", "Bearer \(token)")])
-        #expect(again.status == 200, "\(again.text)")
-        await server.stop()
+        let last = try await world.client.login("alice", device: "extra")
+        let refused = try await world.putDevice("extra", token: apnsToken(999), as: last)
+        #expect(refused.status == 409)
+        #expect(refused.json["code"] as? String == "too_many_push_devices")
+        #expect((refused.json["details"] as? [String: Any])?["limit"] as? Int == 50)
+        // Replacing a registered device's token is no new device.
+        let again = try await world.client.login("alice", device: "d0")
+        #expect(try await world.putDevice("d0", token: apnsToken(1000), as: again).status == 200)
+        await world.server.stop()
+    }
+
+    @Test("a token moves with its device: registered by another device or user, it leaves the old one")
+    func tokenMoves() async throws {
+        let world = try await PushWorld.make()
+        let alice = try await world.user("alice")
+        let bob = try await world.user("bob")
+        let alicePhone = try await world.client.login("alice", device: "phone")
+        let bobPhone = try await world.client.login("bob", device: "phone")
+        #expect(try await world.putDevice("phone", token: apnsToken(7), as: alicePhone).status == 200)
+        #expect(try await world.putDevice("phone", token: apnsToken(7), as: bobPhone).status == 200)
+        let all = try await world.client.send("GET", "/ff/push/devices", headers: [("X-Token", world.admin)])
+        let items = all.json["items"] as? [[String: Any]] ?? []
+        #expect(items.count == 1)
+        #expect(items.first?["userGuid"] as? String == bob)
+        let own = try await world.client.send("GET", "/ff/push/devices", headers: [("X-Token", alicePhone)])
+        #expect((own.json["items"] as? [[String: Any]])?.isEmpty == true)
+        _ = alice
+        await world.server.stop()
+    }
+
+    @Test("users list and delete their own devices; administrators anyone's, paged by cursor")
+    func listAndDelete() async throws {
+        let world = try await PushWorld.make()
+        let alice = try await world.user("alice")
+        let bob = try await world.user("bob")
+        let phone = try await world.client.login("alice", device: "phone")
+        let tablet = try await world.client.login("alice", device: "tablet")
+        let bobPhone = try await world.client.login("bob", device: "phone")
+        _ = try await world.putDevice("phone", token: apnsToken(1), as: phone)
+        _ = try await world.putDevice("tablet", token: apnsToken(2), as: tablet)
+        _ = try await world.putDevice("phone", token: apnsToken(3), as: bobPhone)
+        let own = try await world.client.send("GET", "/ff/push/devices", headers: [("X-Token", phone)])
+        #expect(
+            (own.json["items"] as? [[String: Any]])?.map { $0["deviceId"] as? String } == ["phone", "tablet"])
+        #expect(own.json["next"] is NSNull)
+        let others = try await world.client.send(
+            "GET", "/ff/push/devices?user=\(bob)", headers: [("X-Token", phone)])
+        #expect(others.status == 403)
+        #expect(others.json["code"] as? String == "admin_required")
+        let first = try await world.client.send(
+            "GET", "/ff/push/devices?user=\(alice)&count=1", headers: [("X-Token", world.admin)])
+        #expect((first.json["items"] as? [[String: Any]])?.map { $0["deviceId"] as? String } == ["phone"])
+        let next = try #require(first.json["next"] as? String)
+        let second = try await world.client.send(
+            "GET", "/ff/push/devices?user=\(alice)&count=1&after=\(next)", headers: [("X-Token", world.admin)]
+        )
+        #expect((second.json["items"] as? [[String: Any]])?.map { $0["deviceId"] as? String } == ["tablet"])
+        let everyone = try await world.client.send(
+            "GET", "/ff/push/devices", headers: [("X-Token", world.admin)])
+        #expect((everyone.json["items"] as? [[String: Any]])?.count == 3)
+        let badCount = try await world.client.send(
+            "GET", "/ff/push/devices?count=0", headers: [("X-Token", phone)])
+        #expect(badCount.status == 400)
+        // Bob cannot delete Alice's; Alice can, once.
+        let notBobs = try await world.client.send(
+            "DELETE", "/ff/push/devices/tablet?user=\(alice)", headers: [("X-Token", bobPhone)])
+        #expect(notBobs.status == 403)
+        #expect(
+            try await world.client.send("DELETE", "/ff/push/devices/tablet", headers: [("X-Token", tablet)])
+                .status
+                == 204)
+        let gone = try await world.client.send(
+            "DELETE", "/ff/push/devices/tablet", headers: [("X-Token", tablet)])
+        #expect(gone.status == 404)
+        #expect(gone.json["code"] as? String == "device_not_found")
+        #expect(
+            try await world.client.send(
+                "DELETE", "/ff/push/devices/phone?user=\(bob)", headers: [("X-Token", world.admin)]
+            ).status == 204)
+        await world.server.stop()
     }
 }

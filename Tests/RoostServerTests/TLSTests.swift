@@ -183,7 +183,7 @@ struct TLSTests {
             ),
             (
                 first.certificate, encrypted,
-                "the key file \(encrypted) holds no usable private key (bad decrypt); an encrypted key must be decrypted first ('openssl pkey -in KEY -out PLAIN')"
+                "the key file \(encrypted) is encrypted; decrypt it first ('openssl pkey -in KEY -out PLAIN') and keep the plain file readable by roost only"
             ),
         ]
         for (certificate, key, message) in cases {

@@ -16,15 +16,19 @@ public enum APNsEnvironment: String, Codable, Sendable {
 
 /// A device's push token as the server keeps it.
 public struct PushDevice: Codable, Sendable, Equatable {
+    public let userGuid: String
     public let deviceId: String
     public let platform: PushPlatform
-    public let token: String
+    /// The token's last 8 characters: the server never gives a token back whole.
+    public let tokenSuffix: String
     public let environment: APNsEnvironment?
     public let bundleId: String
     /// Milliseconds since 1970.
+    public let createdAt: Int64
     public let updatedAt: Int64
-    /// Whether a push reaches it now: only while a session on the device is live.
-    public let receiving: Bool
+    /// In ``Roost/pushDevices()``: whether a push reaches it now, only while a session on the
+    /// device is live (nil in a registration's answer).
+    public let receiving: Bool?
 }
 
 extension Roost {

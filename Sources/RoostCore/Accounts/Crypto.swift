@@ -42,7 +42,7 @@ public enum Sodium {
     public static func randomPassword() -> String { base64URL(randomBytes(24)) }
 
     /// URL-safe base64 without padding.
-    static func base64URL(_ bytes: [UInt8]) -> String {
+    public static func base64URL(_ bytes: [UInt8]) -> String {
         var output = [CChar](repeating: 0, count: bytes.count * 4 / 3 + 4)
         let variant = Int32(sodium_base64_VARIANT_URLSAFE_NO_PADDING)
         sodium_bin2base64(&output, output.count, bytes, bytes.count, variant)

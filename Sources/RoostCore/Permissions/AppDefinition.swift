@@ -78,6 +78,8 @@ public struct AppDefinition: Sendable {
         /// FatFractal's `AllowAutoRegistration`: a login of an unknown user name registers it
         /// (FatFractal dialect only).
         public var allowAutoRegistration = false
+        /// FatFractal's `PushIsInactive`: the scripts' push calls are logged and send nothing.
+        public var pushInactive = false
 
         public init() {}
     }

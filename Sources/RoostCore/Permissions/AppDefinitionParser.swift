@@ -184,7 +184,7 @@ extension AppDefinition {
         try allowOnly(
             [
                 "sessionPolicy", "tokenLifetime", "allowNewCollections", "registration",
-                "allowAutoRegistration",
+                "allowAutoRegistration", "pushInactive",
             ],
             in: object,
             at: "settings.")
@@ -202,6 +202,10 @@ extension AppDefinition {
                 throw .at("settings.tokenLifetime", "seconds, from 60 to 31622400 (a year)")
             }
             settings.tokenLifetime = Int(seconds)
+        }
+        if let inactive = object["pushInactive"] {
+            guard case .bool(let flag) = inactive else { throw .at("settings.pushInactive", "true or false") }
+            settings.pushInactive = flag
         }
         if let allow = object["allowNewCollections"] {
             guard case .bool(let flag) = allow else {

@@ -138,7 +138,9 @@ public struct FFDLImport: Sendable {
         let lowered = name.lowercased()
         if ["password", "token", "key", "secret"].contains(where: { lowered.contains($0) }) {
             let hidden = "SET \(name) <hidden>"
-            return record(number, hidden, .notTranslated, "Roost has no push notifications yet")
+            return record(
+                number, hidden, .notTranslated,
+                "keys are read from files: roost serve --apns-key-file / --fcm-service-account")
         }
         func flag() -> Bool? {
             switch values.first?.lowercased() {
@@ -148,11 +150,13 @@ public struct FFDLImport: Sendable {
             }
         }
         switch lowered {
-        case "allowautoregistration", "allownewcollections":
+        case "allowautoregistration", "allownewcollections", "pushisinactive":
             guard let value = flag() else {
                 return record(number, line, .notTranslated, "expects true or false")
             }
-            let key = lowered == "allowautoregistration" ? "allowAutoRegistration" : "allowNewCollections"
+            let key =
+                ["allowautoregistration": "allowAutoRegistration", "pushisinactive": "pushInactive"][lowered]
+                ?? "allowNewCollections"
             settings[key] = .bool(value)
             record(number, line, .translated, "settings.\(key)")
         case "cors":
@@ -171,8 +175,6 @@ public struct FFDLImport: Sendable {
             record(number, line, .notNeeded, "Roost stores schemaless objects")
         case "loglevel":
             record(number, line, .notTranslated, "a server option: use roost serve --log-level")
-        case "pushisinactive":
-            record(number, line, .notTranslated, "Roost has no push notifications yet")
         default:
             record(number, line, .notTranslated, "Roost has no such setting")
         }

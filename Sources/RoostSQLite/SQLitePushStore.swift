@@ -1,0 +1,4 @@
+import RoostStore
+
+/// ``PushStore`` on the SQLite database.
+public typealias SQLitePushStore = SQLPushStore<SQLiteDatabase>
