@@ -2,7 +2,7 @@
 """Prints the line coverage of each module from an `llvm-cov export -summary-only` JSON on stdin.
 
 Usage: llvm-cov export -summary-only -instr-profile P BINARY -object OTHER | coverage-report.py
-Modules are the folders under Sources/. Those below 70% are marked: the README's Tests section
+Modules are the folders under Sources/. Those below 70% are marked: the Tests section of docs/development.md
 says why each one is.
 """
 import collections
@@ -30,6 +30,6 @@ for module, (covered, count) in sorted(modules.items()):
     covered_total += covered
     count_total += count
     percent = 100.0 * covered / max(count, 1)
-    mark = "  (below 70%: see README, Tests)" if percent < THRESHOLD else ""
+    mark = "  (below 70%: see docs/development.md)" if percent < THRESHOLD else ""
     print(f"{module:24} {covered:15} {count:8} {percent:8.1f}%{mark}")
 print(f"{'all':24} {covered_total:15} {count_total:8} {100.0 * covered_total / max(count_total, 1):8.1f}%")

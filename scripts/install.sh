@@ -3,7 +3,7 @@
 # libsodium stay Debian's shared libraries) and installs it as PREFIX/bin/roost (default
 # /usr/local/bin/roost). Safe to run again: it rebuilds what changed and replaces the binary.
 # --systemd also sets up the service: a 'roost' system user, /etc/systemd/system/roost.service
-# and /etc/roost/roost.env (kept if it exists). See the README's "Installing" section.
+# and /etc/roost/roost.env (kept if it exists). See docs/running.md, "Installing".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

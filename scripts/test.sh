@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # Beyond the build's packages: headless Chromium and selenium for the CORS browser test, and for the
 # TLS tests the openssl command (a throwaway CA), Python, curl and the system CA bundle; for the
 # PostgreSQL tests the server (a private cluster, started below); nginx and Caddy for the tests
-# that run the README's proxy blocks in front of Roost.
+# that run the docs' proxy blocks in front of Roost.
 scripts/install-deps.sh --browser-tests openssl ca-certificates python3 curl postgresql nginx caddy
 # A full run (no arguments) builds with coverage instrumentation in a folder of its own and prints
 # each module's line coverage at the end; ROOST_TEST_COVERAGE=0 skips that, =1 asks for it with

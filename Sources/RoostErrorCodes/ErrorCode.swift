@@ -19,7 +19,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, Expressi
     public var description: String { rawValue }
 }
 
-/// The codes the server answers with (the README's error tables say when each is given).
+/// The codes the server answers with (docs/api.md's error tables say when each is given).
 extension ErrorCode {
     public static let adminRequired: ErrorCode = "admin_required"
     public static let bodyTooLarge: ErrorCode = "body_too_large"

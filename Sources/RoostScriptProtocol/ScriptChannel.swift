@@ -28,7 +28,7 @@ public struct ScriptChannelError: Error, Sendable, Equatable, CustomStringConver
 
 /// One end of the socket between the server and a script worker process. Every message is a
 /// frame: a 4-byte big-endian length, then that many bytes of one JSON object whose `"t"` member
-/// names the message (see `/work/briefs/scripts-contract.md` and the README's script section).
+/// names the message (see `/work/briefs/scripts-contract.md` and docs/scripts.md).
 /// Reads and writes block; neither side ever reads or writes a channel from an event loop, and
 /// one thread at a time reads a channel (its copies share what was read ahead).
 public struct ScriptChannel: Sendable {

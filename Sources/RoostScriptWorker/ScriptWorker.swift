@@ -7,7 +7,7 @@ import RoostScriptProtocol
 #endif
 
 /// The JavaScript side of server-side scripts: the loop a `roost script-worker` process runs on
-/// its end of the socket pair (see the README's "Server-side scripts" and the scripts contract).
+/// its end of the socket pair (see docs/scripts.md and the scripts contract).
 public enum ScriptWorker {
     /// The heap cap when the server's `load` names none.
     public static let defaultMemoryLimit = 64 << 20

@@ -58,11 +58,11 @@ struct ErrorBoundary: Sendable {
         case RoutingError.notFound:
             return RoostError(
                 status: 404, code: .notFound,
-                message: "There is no endpoint at this path; check the URL against the README.")
+                message: "There is no endpoint at this path; check the URL against /openapi.json.")
         case RoutingError.missingParameter(let name):
             return RoostError(
                 status: 400, code: .invalidParameter,
-                message: "This endpoint needs the path parameter '\(name)'; check the URL against the README."
+                message: "This endpoint needs the path parameter '\(name)'; check the URL against /openapi.json."
             )
         case RoutingError.methodNotAllowed(let allowed):
             return RoostError(

@@ -2,7 +2,7 @@ import Foundation
 import RoostCore
 import RoostHTTP
 
-/// `GET /ff/events`: the realtime change feed as Server-Sent Events (see README, "Realtime events").
+/// `GET /ff/events`: the realtime change feed as Server-Sent Events (see docs/realtime.md).
 struct EventRoutes: Sendable {
     let feed: ChangeFeed
 

@@ -35,7 +35,7 @@ let restoreHelp = """
     Every session in the restored database ends (users log in again): a token revoked after the
     backup was made, a stolen one say, must not come back with it. --keep-sessions keeps them, for
     a restore that undoes no revocation (the same machine's folder moved back, say). Passwords
-    changed after the backup are the backup's again; see the README's "Backups".
+    changed after the backup are the backup's again; see docs/operating.md, "Backups".
 
     EXAMPLE:
       roost restore /var/backups/roost-2026-11-30 --data-dir /var/lib/roost

@@ -3,18 +3,13 @@ import RoostCore
 import RoostTestSupport
 import Testing
 
-/// The README's full app definition, taken from the README itself, behaves as the README says.
-@Suite("The README's app definition")
+/// The docs' full app definition, taken from docs/access-rules.md itself, behaves as it says.
+@Suite("The docs' app definition")
 struct ReadmeDefinitionTests {
-    /// The first JSON block under "Access rules and the app definition".
+    /// The first JSON block under "Access rules and the app definition" (docs/access-rules.md).
     static func readmeDefinition() throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "## Access rules and the app definition"))
-        let start = try #require(readme.range(of: "```json\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-        return String(readme[start.upperBound..<end.lowerBound])
+        try DocumentationBlocks.first(
+            "json", after: "Access rules and the app definition", in: "docs/access-rules.md")
     }
 
     private static func details(_ response: TestResponse) -> [String: String] {

@@ -5,11 +5,11 @@ import RoostHTTP
 import RoostTestSupport
 import Testing
 
-/// The README's nginx and Caddy blocks, taken from the README itself and run in front of a Roost
+/// The docs' nginx and Caddy blocks, taken from docs/running.md itself and run in front of a Roost
 /// with `--trusted-proxies 127.0.0.1`: a client's own forwarding headers never choose its address.
 /// Both proxies pass a client's `Forwarded` through untouched; nginx appends the peer to
 /// `X-Forwarded-For`, Caddy replaces it.
-@Suite("Behind the README's proxies")
+@Suite("Behind the docs' proxies")
 struct RealProxyTests {
     enum Proxy: String, CaseIterable, CustomStringConvertible {
         case nginx, caddy
@@ -78,20 +78,13 @@ struct RealProxyTests {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// The first fenced block of `language` in the README's "Behind a reverse proxy" section.
+    /// The first fenced block of `language` in the docs' "Behind a reverse proxy" section.
     static func readmeBlock(_ language: String) throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "### Behind a reverse proxy"))
-        let start = try #require(
-            readme.range(of: "```\(language)\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-        return String(readme[start.upperBound..<end.lowerBound])
+        try DocumentationBlocks.first(language, after: "Behind a reverse proxy", in: "docs/running.md")
     }
 }
 
-/// nginx or Caddy in the foreground, configured from the README's block, on a port of its own.
+/// nginx or Caddy in the foreground, configured from the docs' block, on a port of its own.
 final class RunningProxy: Sendable {
     let port: Int
     private let process: ChildProcess
@@ -131,7 +124,7 @@ final class RunningProxy: Sendable {
             arguments = ["-p", directory, "-c", path]
         case .caddy:
             path = directory + "/Caddyfile"
-            // The README's site address is a public name; here a plain-HTTP one on the test's port.
+            // The docs' site address is a public name; here a plain-HTTP one on the test's port.
             let site = try #require(block.split(separator: "\n").first)
             let config =
                 "{\n    admin off\n    auto_https off\n    storage file_system \(directory)/data\n}\n"

@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostTestSupport
 import Testing
 
 /// `handlers` and `extensions` in roost.json: what they declare, and every refusal with its field.
@@ -51,7 +52,7 @@ struct ScriptDefinitionTests {
     static let handler = #""collection":"Vote","events":["create"],"phase":"post""#
     static let call = #""script":"scripts/Votes","function":"onCreate""#
     static let rewrite =
-        "; declare it under 'handlers' or 'extensions' instead (see the README's 'Server-side scripts')"
+        "; declare it under 'handlers' or 'extensions' instead (see docs/scripts.md)"
 
     static let refusals: [(String, String)] = [
         (#"{"handlers":[]}"#, "handlers: \(tooManyHandlers)"),
@@ -284,16 +285,11 @@ struct ScriptDefinitionTests {
 }
 
 extension ScriptDefinitionTests {
-    @Test("the README's handlers and extensions are a valid definition with the files it lists")
+    @Test("the docs' handlers and extensions are a valid definition with the files it lists")
     func readmeExample() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "### Defining handlers and extensions"))
-        let start = try #require(readme.range(of: "```json\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let definition = try Self.parse(
-            String(readme[start.upperBound..<end.lowerBound]),
+            DocumentationBlocks.first(
+                "json", after: "Defining handlers and extensions", in: "docs/scripts.md"),
             modules: [
                 "scripts/WouldYaEventHandlers": "", "scripts/AggregateStats": "", "scripts/lib/util": "",
             ])

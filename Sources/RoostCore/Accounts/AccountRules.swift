@@ -9,7 +9,7 @@ extension AccountService {
     static let maximumUserNameBytes = 256
 
     /// The user name in NFC, so that a name typed composed or decomposed is the same account;
-    /// refuses names a person could not tell from another's (see the README's "Accounts").
+    /// refuses names a person could not tell from another's (see docs/accounts.md).
     static func normalizedUserName(_ raw: String) throws -> String {
         let name = raw.precomposedStringWithCanonicalMapping
         guard !name.isEmpty, name.count <= maximumUserNameCharacters, name.utf8.count <= maximumUserNameBytes

@@ -88,7 +88,7 @@ public struct AppDefinition: Sendable {
     public enum Compatibility: String, Sendable {
         /// Roost's own API; FatFractal's clients are still recognised per request.
         case roost
-        /// FatFractal's dialect for every request (see the README's "Moving a FatFractal app").
+        /// FatFractal's dialect for every request (see docs/fatfractal.md).
         case fatfractal
     }
 

@@ -201,7 +201,7 @@ extension AppDefinition {
                 throw .at(place, "an FFDL line (CREATE HANDLER or CREATE EXTENSION)")
             }
             let rewrite =
-                "; declare it under 'handlers' or 'extensions' instead (see the README's 'Server-side scripts')"
+                "; declare it under 'handlers' or 'extensions' instead (see docs/scripts.md)"
             switch FFDLImport.scriptStatement(line) {
             case .handler(let name, let body):
                 guard !scripts.handlers.contains(where: { $0.name == name }) else {

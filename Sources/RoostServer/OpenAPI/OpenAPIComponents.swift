@@ -13,7 +13,7 @@ enum OpenAPIComponents {
               "type": "object", "required": ["status", "code", "message"],
               "properties": {
                 "status": {"type": "integer"},
-                "code": {"type": "string", "description": "Stable: what to branch on (see README, Errors)."},
+                "code": {"type": "string", "description": "Stable: what to branch on (see docs/api.md, Errors)."},
                 "message": {"type": "string", "description": "For people; may change."},
                 "details": {"type": "object"}
               }

@@ -68,6 +68,6 @@ extension RouteDocumentation {
     static let object = [(200, "The object.", Body.schema("Object"))]
     static let idempotency = Parameter(
         name: "Idempotency-Key", type: "string",
-        description: "Makes a retried write answer as the first did (see README, Idempotency-Key).",
+        description: "Makes a retried write answer as the first did (see docs/api.md, Idempotency-Key).",
         location: "header")
 }
