@@ -55,6 +55,7 @@ extension ErrorCode {
     public static let invalidQuery: ErrorCode = "invalid_query"
     public static let invalidRequest: ErrorCode = "invalid_request"
     public static let invalidScriptArgument: ErrorCode = "invalid_script_argument"
+    public static let invalidText: ErrorCode = "invalid_text"
     public static let invalidToken: ErrorCode = "invalid_token"
     public static let lengthRequired: ErrorCode = "length_required"
     public static let loginRequired: ErrorCode = "login_required"

@@ -125,6 +125,7 @@ final class BlockingPostgresConnections: Sendable {
         if let error = error as? PostgresError {
             if error.isConnectionFailure { return StoreError.unavailable }
             if error.isQueryCanceled { return StoreError.timeout(after: configuration.statementTimeout) }
+            if error.isUnstorableText { return StoreError.unstorableText }
         }
         if !connection.isConnected { return StoreError.unavailable }
         return error

@@ -16,6 +16,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
     /// A UNIQUE or PRIMARY KEY constraint failed (23505).
     public var isUniqueViolation: Bool { sqlState == "23505" }
+    /// A bound text value held U+0000, which PostgreSQL's text cannot (22021, or 22P05 for jsonb).
+    public var isUnstorableText: Bool { sqlState == "22021" || sqlState == "22P05" }
 
     /// The statement was stopped: by `statement_timeout` or by a cancel request (57014).
     public var isQueryCanceled: Bool { sqlState == "57014" }

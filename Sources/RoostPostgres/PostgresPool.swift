@@ -246,6 +246,7 @@ extension PostgresPool {
         if let error = error as? PostgresError {
             if error.isQueryCanceled { return StoreError.timeout(after: timeout) }
             if error.isConnectionFailure { return StoreError.unavailable }
+            if error.isUnstorableText { return StoreError.unstorableText }
         }
         if !connection.isConnected { return StoreError.unavailable }
         return error

@@ -43,7 +43,7 @@ struct AccountRoutes: Sendable {
     private func register(_ request: Request) async throws -> Response {
         let body = try ObjectRoutes.bodyObject(request)
         let (user, token) = try await accounts.register(
-            body, device: Self.device(in: body), address: request.remoteAddress,
+            body, device: try Self.device(in: body), address: request.remoteAddress,
             client: clientKey(forAddress: request.remoteAddress))
         return Response.json(201, Self.loginBody(user: user, token: token))
     }
@@ -137,11 +137,20 @@ struct AccountRoutes: Sendable {
         return object
     }
 
-    static func device(in body: JSONObject) -> DeviceInfo {
-        let manufacturerId = body["manufacturerId"]?.stringValue.map { String($0.prefix(128)) }
+    static func device(in body: JSONObject) throws -> DeviceInfo {
+        // Names of a device, kept with its session and shown in lists: no control characters
+        // (U+0000 cannot even be stored on PostgreSQL).
+        func name(_ field: String, maximum: Int) throws -> String? {
+            guard let value = body[field]?.stringValue else { return nil }
+            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw RoostError.invalidField(field, "\(field) must not contain control characters.")
+            }
+            return String(value.prefix(maximum))
+        }
+        let manufacturerId = try name("manufacturerId", maximum: 128)
         return DeviceInfo(
-            id: body["deviceId"]?.stringValue.map { String($0.prefix(128)) } ?? manufacturerId,
-            type: body["deviceType"]?.stringValue.map { String($0.prefix(64)) },
+            id: try name("deviceId", maximum: 128) ?? manufacturerId,
+            type: try name("deviceType", maximum: 64),
             manufacturerId: manufacturerId)
     }
 
@@ -157,7 +166,7 @@ struct AccountRoutes: Sendable {
             else { throw RoostError.invalidCredentials }
             let device =
                 request.body.isEmpty
-                ? DeviceInfo() : device(in: (try? ObjectRoutes.bodyObject(request)) ?? JSONObject())
+                ? DeviceInfo() : try device(in: (try? ObjectRoutes.bodyObject(request)) ?? JSONObject())
             return (String(text[..<colon]), String(text[text.index(after: colon)...]), device)
         }
         var body = try ObjectRoutes.bodyObject(request)
@@ -168,7 +177,7 @@ struct AccountRoutes: Sendable {
             throw RoostError.missingField("userName")
         }
         guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
-        return (identifier, password, device(in: body))
+        return (identifier, password, try device(in: body))
     }
 }
 

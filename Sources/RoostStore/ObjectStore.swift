@@ -110,6 +110,9 @@ public struct StoreError: Error, Sendable, Equatable {
         /// The object would keep more rows beside it than one write may insert (see
         /// ``DerivedRows/Limit``); refused before the write.
         case tooManyDerivedRows(DerivedRows.Limit)
+        /// A text value holds a character the database cannot store or compare (U+0000 on
+        /// PostgreSQL); nothing was written.
+        case unstorableText
     }
 
     public let kind: Kind
@@ -125,6 +128,8 @@ public struct StoreError: Error, Sendable, Equatable {
     /// The database server cannot be reached now.
     public static let unavailable = StoreError(kind: .unavailable)
     public static let versionChanged = StoreError(kind: .versionChanged)
+    /// A text value holds a character the database cannot store.
+    public static let unstorableText = StoreError(kind: .unstorableText)
     /// An object would keep more rows beside it than a write may insert.
     public static func tooManyRows(_ limit: DerivedRows.Limit) -> StoreError {
         StoreError(kind: .tooManyDerivedRows(limit))

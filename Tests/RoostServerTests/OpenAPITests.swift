@@ -43,6 +43,11 @@ struct OpenAPITests {
         await server.stop()
     }
 
+    /// CI's bounded, seeded run unless the environment asks for another (to explore locally).
+    static func setting(_ name: String, default value: String) -> String {
+        ProcessInfo.processInfo.environment[name] ?? value
+    }
+
     /// Schemathesis (PyPI) generates requests from the document, bounded and seeded, as an
     /// administrator: no answer may be a 5xx, and every answer must match what is documented.
     @Test(
@@ -67,7 +72,8 @@ struct OpenAPITests {
                 "run", "http://127.0.0.1:\(server.port)/openapi.json", "--header", "X-Token: \(token)",
                 "--header", "Authorization: Bearer \(token)", "--checks",
                 "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
-                "--max-examples", "20", "--seed", "1", "--workers", "1", "--no-color",
+                "--max-examples", Self.setting("ROOST_TEST_SCHEMATHESIS_EXAMPLES", default: "20"), "--seed",
+                Self.setting("ROOST_TEST_SCHEMATHESIS_SEED", default: "1"), "--workers", "1", "--no-color",
                 // These end the session the run authenticates with; the event stream never ends.
                 "--exclude-path", "/ff/logout", "--exclude-path", "/ff/tokens/{id}", "--exclude-path",
                 "/ff/password", "--exclude-path", "/ff/admin/sessions/{id}", "--exclude-path", "/ff/events",

@@ -177,11 +177,18 @@ public struct AccountService: Sendable {
         let key = Self.identifierKey(identifier)
         // Accounts made before names were normalised keep the key they were stored with.
         let storedKey = String(identifier.lowercased().prefix(256))
-        var account = try await accounts.account(identifiedBy: key)
-        if account == nil, storedKey != key { account = try await accounts.account(identifiedBy: storedKey) }
+        // No account is named with U+0000 (names refuse control characters, and PostgreSQL could
+        // not even look one up): such a login is an unknown account's, decoy hash included.
+        let nameable = !identifier.unicodeScalars.contains("\u{0}")
+        var account = nameable ? try await accounts.account(identifiedBy: key) : nil
+        if nameable, account == nil, storedKey != key {
+            account = try await accounts.account(identifiedBy: storedKey)
+        }
         // One count per account, whether it is named by userName or by email; an unknown name
         // counts on its own in the same way, so the throttle tells nothing about who exists.
-        let throttleKey = account.map { "user:" + $0.userGuid } ?? "name:" + key
+        let throttleKey =
+            account.map { "user:" + $0.userGuid } ?? "name:"
+            + key.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")
         if let wait = try await throttle.retryAfter(account: throttleKey, address: client) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }

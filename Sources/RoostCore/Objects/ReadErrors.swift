@@ -42,6 +42,12 @@ extension RoostError {
         case .closed: return shuttingDown
         case .unavailable: return databaseUnavailable
         case .tooManyDerivedRows(let limit): return tooMany(limit)
+        case .unstorableText:
+            return RoostError(
+                status: 400, code: .invalidText,
+                message:
+                    "A value in the request holds the character U+0000, which cannot be stored or looked up; remove it."
+            )
         case .notFound, .duplicate, .io, .versionChanged: return nil
         }
     }

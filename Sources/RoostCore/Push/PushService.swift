@@ -108,6 +108,9 @@ public struct PushService: Sendable {
             }
             cursor = (String(after[..<slash]), String(after[after.index(after: slash)...]))
         }
+        // A user named by something no guid can be has no devices (and PostgreSQL could not look
+        // up a name with U+0000).
+        if let owner, !ObjectService.isValidGuid(owner) { return [] }
         return try await store.devices(
             userGuid: owner, after: cursor, limit: count, now: clock.nowMilliseconds())
     }
@@ -116,7 +119,9 @@ public struct PushService: Sendable {
     public func deleteDevice(deviceId: String, user: String?, for principal: Principal) async throws {
         let owner = user ?? principal.userGuid
         guard owner == principal.userGuid || principal.isAdmin else { throw Self.adminRequired }
-        guard try await store.deleteDevice(userGuid: owner, deviceId: deviceId) else {
+        guard ObjectService.isValidGuid(owner), !deviceId.unicodeScalars.contains("\u{0}"),
+            try await store.deleteDevice(userGuid: owner, deviceId: deviceId)
+        else {
             throw Self.deviceNotFound(deviceId)
         }
     }
