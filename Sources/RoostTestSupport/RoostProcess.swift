@@ -5,6 +5,8 @@ import Synchronization
 public final class RoostProcess: Sendable {
     public let process: ChildProcess
     public let port: Int
+    /// What the server printed first (the line naming its address), without the newline.
+    public let firstLine: String
     /// Kept open: the server prints to standard output later, and a closed pipe would kill it.
     private let output: FileHandle
 
@@ -46,6 +48,7 @@ public final class RoostProcess: Sendable {
             let port = Int(text[range].split(separator: ":").last ?? "")
         else { throw TestClientError(description: "unexpected first line: \(text)") }
         self.port = port
+        firstLine = String(text.prefix { $0 != "\n" })
     }
 
     /// Sends a signal and waits for the process to end; returns its exit status.

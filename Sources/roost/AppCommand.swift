@@ -76,10 +76,11 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
 private func reloadTLS(_ application: Application) {
     do {
         if try application.reloadTLS() {
-            say("roost: TLS certificate reloaded from \(application.configuration.tlsCertificatePath ?? "")")
+            application.logger.info(
+                "TLS certificate reloaded from \(application.configuration.tlsCertificatePath ?? "")")
         }
     } catch {
-        printError("TLS certificate not reloaded; the running one stays in force: \(error)")
+        application.logger.error("TLS certificate not reloaded; the running one stays in force: \(error)")
     }
 }
 

@@ -177,14 +177,18 @@ func serve(_ arguments: [String]) async -> Int32 {
         attributes: [.posixPermissions: 0o600])
     reloadOnHangup(application, dataDirectory: configuration.dataDirectory)
     let scheme = application.isSecure ? "https" : "http"
-    say(
-        "roost \(version) listening on \(scheme)://\(configuration.host):\(application.port) (data: \(configuration.dataDirectory))"
-    )
+    let announcements = ServerAnnouncements(format: configuration.logFormat)
+    let url = "\(scheme)://\(configuration.host):\(application.port)"
+    announcements.announce(
+        "roost \(version) listening on \(url) (data: \(configuration.dataDirectory))", event: "listening",
+        fields: [("url", url), ("version", version), ("dataDirectory", configuration.dataDirectory)])
     if let redirectPort = application.redirectPort {
-        say("roost: redirecting http://\(configuration.host):\(redirectPort) to https")
+        let from = "http://\(configuration.host):\(redirectPort)"
+        announcements.announce(
+            "roost: redirecting \(from) to https", event: "redirecting", fields: [("url", from)])
     }
     await termination.wait()
-    say("roost: shutting down; finishing requests in flight")
+    announcements.announce("roost: shutting down; finishing requests in flight", event: "shutting-down")
     await application.shutdown()
     try? FileManager.default.removeItem(atPath: pidFile)
     return 0

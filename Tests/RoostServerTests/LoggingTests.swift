@@ -208,6 +208,28 @@ import Testing
         #expect(fields["status"] as? Int == 404)
     }
 
+    @Test("with --log-format json, the binary's own lines on standard output are JSON objects too")
+    func theServersLifecycleLinesAreJSON() async throws {
+        let directory = TestServer.makeTemporaryDirectory()
+        if TestBackend.current == .postgres { _ = try await TestBackend.databaseURL(for: directory) }
+        let server = try RoostProcess(dataDirectory: directory, arguments: ["--log-format", "json"])
+        let line = try #require(
+            JSONSerialization.jsonObject(with: Data(server.firstLine.utf8)) as? [String: Any],
+            "\(server.firstLine)")
+        #expect(line["level"] as? String == "info")
+        #expect(line["requestId"] is NSNull)
+        let url = "http://127.0.0.1:\(server.port)"
+        #expect(
+            line["message"] as? String
+                == "roost \(RoostRelease.version) listening on \(url) (data: \(directory))")
+        let fields = try #require(line["fields"] as? [String: String])
+        #expect(
+            fields == [
+                "event": "listening", "url": url, "version": RoostRelease.version, "dataDirectory": directory,
+            ])
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+    }
+
     @Test func aLineWithoutARequestHasANullId() throws {
         let log = LogCapture()
         Logger(format: .json, sink: { log.append($0) }).warn("disk \"full\"")

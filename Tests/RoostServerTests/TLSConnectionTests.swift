@@ -40,7 +40,7 @@ struct TLSConnectionTests {
         try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: live.certificate))
         server.process.signal(SIGHUP)
         let refusal =
-            "roost: TLS certificate not reloaded; the running one stays in force: the certificate file \(live.certificate) holds no PEM data; it must start with -----BEGIN CERTIFICATE-----\n"
+            " error - TLS certificate not reloaded; the running one stays in force: the certificate file \(live.certificate) holds no PEM data; it must start with -----BEGIN CERTIFICATE-----\n"
         #expect(
             await eventually { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(refusal) }
         )
