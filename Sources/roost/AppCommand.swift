@@ -50,8 +50,10 @@ func reloadOnHangup(_ application: Application, dataDirectory: String) {
     signal(SIGHUP, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "roost-hangup"))
     source.setEventHandler {
+        SystemdNotification.reloading()
         reloadTLS(application)
         Task {
+            defer { SystemdNotification.reloaded() }
             let status: String
             do {
                 try await application.reloadAppDefinition()

@@ -187,7 +187,9 @@ func serve(_ arguments: [String]) async -> Int32 {
         announcements.announce(
             "roost: redirecting \(from) to https", event: "redirecting", fields: [("url", from)])
     }
+    SystemdNotification.ready(status: "listening on \(url)")
     await termination.wait()
+    SystemdNotification.stopping()
     announcements.announce("roost: shutting down; finishing requests in flight", event: "shutting-down")
     await application.shutdown()
     try? FileManager.default.removeItem(atPath: pidFile)
