@@ -36,9 +36,12 @@ public struct SMTPConfiguration: Sendable {
         guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://") else {
             return "--smtp-url must start with smtp:// or smtps://"
         }
-        if url.unicodeScalars.contains(where: { $0.value < 33 }) { return "--smtp-url must not contain spaces" }
+        if url.unicodeScalars.contains(where: { $0.value < 33 }) {
+            return "--smtp-url must not contain spaces"
+        }
         if (username == nil) != (password == nil) {
-            return "--smtp-user needs a password (--smtp-password-file or ROOST_SMTP_PASSWORD), and the other way round"
+            return
+                "--smtp-user needs a password (--smtp-password-file or ROOST_SMTP_PASSWORD), and the other way round"
         }
         return nil
     }
@@ -70,7 +73,9 @@ public final class SMTPMailSender: MailSender {
     }
 
     /// One SMTP session, blocking the calling worker thread.
-    static func perform(_ configuration: SMTPConfiguration, from: String, to recipient: String, message: String)
+    static func perform(
+        _ configuration: SMTPConfiguration, from: String, to recipient: String, message: String
+    )
         -> MailOutcome
     {
         guard let easy = curl_easy_init() else { return .retry(reason: "curl_easy_init failed") }
@@ -86,7 +91,8 @@ public final class SMTPMailSender: MailSender {
                 roost_curl_easy_set_string(easy, CURLOPT_URL, configuration.url)
                 roost_curl_easy_set_long(easy, CURLOPT_NOSIGNAL, 1)
                 roost_curl_easy_set_long(easy, CURLOPT_TIMEOUT_MS, configuration.timeoutMilliseconds)
-                roost_curl_easy_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(10_000, configuration.timeoutMilliseconds))
+                roost_curl_easy_set_long(
+                    easy, CURLOPT_CONNECTTIMEOUT_MS, min(10_000, configuration.timeoutMilliseconds))
                 let tls: curl_usessl =
                     switch configuration.startTLS {
                     case .required: CURLUSESSL_ALL
@@ -94,7 +100,9 @@ public final class SMTPMailSender: MailSender {
                     case .off: CURLUSESSL_NONE
                     }
                 roost_curl_easy_set_long(easy, CURLOPT_USE_SSL, Int(tls.rawValue))
-                if let caFile = configuration.caFile { roost_curl_easy_set_string(easy, CURLOPT_CAINFO, caFile) }
+                if let caFile = configuration.caFile {
+                    roost_curl_easy_set_string(easy, CURLOPT_CAINFO, caFile)
+                }
                 if let username = configuration.username, let password = configuration.password {
                     roost_curl_easy_set_string(easy, CURLOPT_USERNAME, username)
                     roost_curl_easy_set_string(easy, CURLOPT_PASSWORD, password)
@@ -104,7 +112,8 @@ public final class SMTPMailSender: MailSender {
                 roost_curl_easy_set_long(easy, CURLOPT_UPLOAD, 1)
                 roost_curl_easy_set_long(easy, CURLOPT_INFILESIZE, upload.bytes.count)
                 roost_curl_easy_set_callback(easy, CURLOPT_READFUNCTION, readMessage)
-                roost_curl_easy_set_pointer(easy, CURLOPT_READDATA, Unmanaged.passUnretained(upload).toOpaque())
+                roost_curl_easy_set_pointer(
+                    easy, CURLOPT_READDATA, Unmanaged.passUnretained(upload).toOpaque())
                 roost_curl_easy_set_pointer(easy, CURLOPT_ERRORBUFFER, buffer.baseAddress)
                 return curl_easy_perform(easy)
             }
@@ -112,7 +121,8 @@ public final class SMTPMailSender: MailSender {
         if code == CURLE_OK { return .delivered }
         var response = 0
         roost_curl_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &response)
-        let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let detail = String(
+            decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let reason =
             (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
             + (response > 0 ? " (SMTP \(response))" : "")
@@ -137,7 +147,8 @@ private let readMessage: roost_curl_data_callback = { buffer, size, count, conte
     let length = min(room, upload.bytes.count - upload.offset)
     guard length > 0, let buffer else { return 0 }
     upload.bytes.withUnsafeBufferPointer { source in
-        UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + upload.offset, byteCount: length)
+        UnsafeMutableRawPointer(buffer).copyMemory(
+            from: source.baseAddress! + upload.offset, byteCount: length)
     }
     upload.offset += length
     return length

@@ -58,7 +58,9 @@ struct PasswordResetRoutes: Sendable {
             let body = try ObjectRoutes.bodyObject(request)
             guard let token = body["token"] else { throw RoostError.missingField("token") }
             guard let token = token.stringValue else { throw RoostError.invalidResetToken }
-            guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
+            guard let password = body["password"]?.stringValue else {
+                throw RoostError.missingField("password")
+            }
             try await service.confirm(token: token, password: password)
             return Response.json(200, Array(#"{"reset":true}"#.utf8))
         }
@@ -74,7 +76,8 @@ extension Application {
         var options = configuration.mail.dispatch
         if configuration.databaseURL == nil { options.holder = "embedded" }
         return MailDispatcher(
-            store: storage.mailStore, sender: sender, from: from, options: options, clock: configuration.clock,
+            store: storage.mailStore, sender: sender, from: from, options: options,
+            clock: configuration.clock,
             logger: { [logger] line in logger.error(line) })
     }
 
@@ -87,7 +90,9 @@ extension Application {
             clock: configuration.clock, guids: configuration.guids, failures: storage.loginFailures,
             options: configuration.mail.reset,
             composer: dispatcher.flatMap { _ in
-                configuration.mail.from.map { MailComposer(from: $0, fromName: configuration.mail.reset.appName) }
+                configuration.mail.from.map {
+                    MailComposer(from: $0, fromName: configuration.mail.reset.appName)
+                }
             },
             queued: { dispatcher?.wake() })
     }

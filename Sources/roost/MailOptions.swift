@@ -21,7 +21,8 @@ extension ServeOption {
             help: "smtp:// only: 'required' (default), 'optional', or 'off' (a relay on this machine)"
         ) {
             guard ["required", "optional", "off"].contains($1) else {
-                throw UsageError(message: "--smtp-starttls takes 'required', 'optional' or 'off', not '\($1)'")
+                throw UsageError(
+                    message: "--smtp-starttls takes 'required', 'optional' or 'off', not '\($1)'")
             }
             $0.mail.smtp.startTLS = $1
         },
@@ -34,7 +35,8 @@ extension ServeOption {
             help: "the address mail is sent from, such as noreply@example.com"
         ) {
             guard let address = MailAddress.validate($1) else {
-                throw UsageError(message: "--mail-from takes an address such as noreply@example.com, not '\($1)'")
+                throw UsageError(
+                    message: "--mail-from takes an address such as noreply@example.com, not '\($1)'")
             }
             $0.mail.from = address
         },
@@ -49,7 +51,8 @@ extension ServeOption {
         },
         ServeOption(
             flag: "--password-reset-url", variable: "ROOST_PASSWORD_RESET_URL", valueName: "URL",
-            help: "the page a reset mail links to, given ?token=…; without it the mail holds the token as a code"
+            help:
+                "the page a reset mail links to, given ?token=…; without it the mail holds the token as a code"
         ) {
             guard $1.hasPrefix("https://") || $1.hasPrefix("http://"),
                 !$1.unicodeScalars.contains(where: { $0.value < 33 })

@@ -76,7 +76,8 @@ struct MailWorld {
     static func messages(_ smtp: FakeSMTP, count: Int) async throws -> [[String: Any]] {
         guard await eventually({ smtp.messages.count >= count }) else {
             throw TestClientError(
-                description: "expected \(count) messages, got \(smtp.messages.count): \(smtp.fake.errorOutput)")
+                description:
+                    "expected \(count) messages, got \(smtp.messages.count): \(smtp.fake.errorOutput)")
         }
         return smtp.messages
     }

@@ -10,13 +10,23 @@ struct MailProcessTests {
         arguments: [
             (["--smtp-url", "smtp://127.0.0.1:2525"], "--smtp-url needs --mail-from"),
             (["--mail-from", "noreply@example.com"], "need --smtp-url"),
-            (["--smtp-url", "http://x", "--mail-from", "a@b.co"], "--smtp-url must start with smtp:// or smtps://"),
-            (["--mail-from", "nobody"], "--mail-from takes an address such as noreply@example.com, not 'nobody'"),
-            (["--smtp-starttls", "maybe"], "--smtp-starttls takes 'required', 'optional' or 'off', not 'maybe'"),
+            (
+                ["--smtp-url", "http://x", "--mail-from", "a@b.co"],
+                "--smtp-url must start with smtp:// or smtps://"
+            ),
+            (
+                ["--mail-from", "nobody"],
+                "--mail-from takes an address such as noreply@example.com, not 'nobody'"
+            ),
+            (
+                ["--smtp-starttls", "maybe"],
+                "--smtp-starttls takes 'required', 'optional' or 'off', not 'maybe'"
+            ),
             (["--password-reset-url", "javascript:x"], "--password-reset-url takes an http(s) URL"),
         ])
     func usageErrors(_ arguments: [String], _ message: String) async throws {
-        let result = try await runRoost(["serve", "--port", "0", "--data-dir", try await makeDataFolder()] + arguments)
+        let result = try await runRoost(
+            ["serve", "--port", "0", "--data-dir", try await makeDataFolder()] + arguments)
         #expect(result.status == 64 || result.status == 78, "\(result.errorOutput)")
         #expect(result.errorOutput.contains(message), "\(result.errorOutput)")
     }
@@ -30,12 +40,14 @@ struct MailProcessTests {
         let server = try RoostProcess(
             dataDirectory: directory,
             arguments: [
-                "--smtp-url", smtp.url, "--smtp-starttls", "off", "--smtp-user", "roost", "--smtp-password-file",
+                "--smtp-url", smtp.url, "--smtp-starttls", "off", "--smtp-user", "roost",
+                "--smtp-password-file",
                 passwordFile, "--mail-from", "noreply@roost.test", "--mail-app-name", "Birdhouse",
             ])
         let client = TestHTTPClient(port: server.port)
         #expect(try await client.register("ivy", extra: #","email":"ivy@example.com""#).status == 201)
-        let answer = try await client.send("POST", "/ff/password/reset", json: #"{"email":"ivy@example.com"}"#)
+        let answer = try await client.send(
+            "POST", "/ff/password/reset", json: #"{"email":"ivy@example.com"}"#)
         #expect(answer.status == 202)
         let message = try #require(try await MailWorld.messages(smtp, count: 1).first)
         #expect(message["authenticated"] as? Bool == true)
@@ -43,9 +55,12 @@ struct MailProcessTests {
         // Without --password-reset-url the mail holds the token as a code.
         let text = try #require(message["text"] as? String)
         let code = try #require(
-            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.count == 43 })
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first {
+                $0.count == 43
+            })
         let done = try await client.send(
-            "POST", "/ff/password/reset/confirm", json: #"{"token":"\#(code)","password":"a brand new passphrase"}"#)
+            "POST", "/ff/password/reset/confirm",
+            json: #"{"token":"\#(code)","password":"a brand new passphrase"}"#)
         #expect(done.status == 200, "\(done.text)")
         #expect(try await server.stop(signal: SIGTERM) == 0)
         let log = (try? String(contentsOfFile: directory + ".log", encoding: .utf8)) ?? ""

@@ -20,7 +20,8 @@ struct PasswordResetTests {
         #expect(answer.json["code"] as? String == "mail_not_configured")
         #expect(
             answer.json["message"] as? String
-                == "Mail is not configured on this server: start roost serve with --smtp-url and --mail-from.")
+                == "Mail is not configured on this server: start roost serve with --smtp-url and --mail-from."
+        )
         let confirm = try await world.confirm("x", "a new long password")
         #expect(confirm.status == 400)
         #expect(confirm.json["code"] as? String == "invalid_reset_token")
@@ -47,7 +48,8 @@ struct PasswordResetTests {
         #expect(token.count == 43)
         #expect((message["text"] as? String)?.contains(MailWorld.resetURL + "?token=" + token) == true)
         #expect((message["text"] as? String)?.contains("30 minutes") == true)
-        #expect((message["html"] as? String)?.contains(#"href="\#(MailWorld.resetURL)?token=\#(token)""#) == true)
+        #expect(
+            (message["html"] as? String)?.contains(#"href="\#(MailWorld.resetURL)?token=\#(token)""#) == true)
 
         // The password policy is registration's; a refused password leaves the token alive.
         let weak = try await world.confirm(token, "password")
@@ -104,7 +106,9 @@ struct PasswordResetTests {
         let unknown = try await world.requestReset("nobody@example.com")
         #expect(unknown.status == 202)
         #expect(unknown.text == Self.accepted)
-        #expect(unknown.headers.map(\.name).sorted() == (try await world.requestReset("carol@example.com")).headers.map(\.name).sorted())
+        #expect(
+            unknown.headers.map(\.name).sorted()
+                == (try await world.requestReset("carol@example.com")).headers.map(\.name).sorted())
         #expect(try await world.requestReset("carol@example.com").text == Self.accepted)
         let messages = try await MailWorld.messages(smtp, count: 2)
         #expect(messages.count == 2)
@@ -113,7 +117,9 @@ struct PasswordResetTests {
         let second = try #require(MailWorld.token(in: messages[1]))
         #expect(first != second)
         #expect(try await world.confirm(second, "a brand new passphrase").status == 200)
-        #expect(try await world.confirm(first, "another new passphrase").json["code"] as? String == "invalid_reset_token")
+        #expect(
+            try await world.confirm(first, "another new passphrase").json["code"] as? String
+                == "invalid_reset_token")
         await world.server.stop()
         await smtp.stop()
     }
@@ -127,10 +133,17 @@ struct PasswordResetTests {
             ("/ff/password/reset", #"{"email":7}"#, 400, "invalid_field"),
             ("/ff/password/reset", #"{"email":"not-an-address"}"#, 400, "invalid_field"),
             ("/ff/password/reset", #"{"email":"a@b.com\r\nBcc: x@y.com"}"#, 400, "invalid_field"),
-            ("/ff/password/reset", #"{"email":"\#(String(repeating: "a", count: 250))@b.com"}"#, 400, "invalid_field"),
+            (
+                "/ff/password/reset", #"{"email":"\#(String(repeating: "a", count: 250))@b.com"}"#, 400,
+                "invalid_field"
+            ),
             ("/ff/password/reset/confirm", #"{"password":"a brand new passphrase"}"#, 400, "missing_field"),
             ("/ff/password/reset/confirm", #"{"token":"abc"}"#, 400, "missing_field"),
-            ("/ff/password/reset/confirm", #"{"token":"\#(String(repeating: "a", count: 129))","password":"a brand new passphrase"}"#, 400, "invalid_reset_token"),
+            (
+                "/ff/password/reset/confirm",
+                #"{"token":"\#(String(repeating: "a", count: 129))","password":"a brand new passphrase"}"#,
+                400, "invalid_reset_token"
+            ),
         ]
         for (path, body, status, code) in cases {
             let answer = try await world.client.send("POST", path, json: body)
@@ -206,7 +219,8 @@ struct PasswordResetTests {
 
     @Test("AUTH with the password from the environment; a refused recipient is not retried")
     func authenticatesAndRecordsRefusals() async throws {
-        let smtp = try await FakeSMTP.start(user: "roost", password: "s3cret-pass", rejecting: ["gone@example.com"])
+        let smtp = try await FakeSMTP.start(
+            user: "roost", password: "s3cret-pass", rejecting: ["gone@example.com"])
         let world = try await MailWorld.make(smtpURL: smtp.url, user: "roost", password: "s3cret-pass")
         try await world.user("gail", email: "gone@example.com")
         try await world.user("hana", email: "hana@example.com")

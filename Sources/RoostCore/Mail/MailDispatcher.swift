@@ -128,7 +128,8 @@ public final class MailDispatcher: Sendable {
         let now = clock.nowMilliseconds()
         guard try await store.hasWork(now: now, instance: instance) else { return false }
         guard try await store.claimLease(holder: options.holder, for: options.lease) else { return false }
-        let due = try await store.claimDue(now: now, limit: options.batch, holder: options.holder, instance: instance)
+        let due = try await store.claimDue(
+            now: now, limit: options.batch, holder: options.holder, instance: instance)
         try await withThrowingTaskGroup(of: Void.self) { group in
             var active = 0
             for delivery in due {
@@ -161,7 +162,9 @@ public final class MailDispatcher: Sendable {
             let next = options.nextAttempt(after: delivery.attempts, now: clock.nowMilliseconds())
             if next == nil {
                 metrics.failed.add(1, ordering: .relaxed)
-                logger("mail \(delivery.id) (\(delivery.kind)) given up after \(delivery.attempts) sends: \(reason)")
+                logger(
+                    "mail \(delivery.id) (\(delivery.kind)) given up after \(delivery.attempts) sends: \(reason)"
+                )
             } else {
                 metrics.retried.add(1, ordering: .relaxed)
             }

@@ -49,7 +49,8 @@ public struct MailComposer: Sendable {
         ]
         for (type, body) in [("text/plain", text), ("text/html", html)] {
             lines += [
-                "--\(boundary)", "Content-Type: \(type); charset=utf-8", "Content-Transfer-Encoding: base64", "",
+                "--\(boundary)", "Content-Type: \(type); charset=utf-8", "Content-Transfer-Encoding: base64",
+                "",
             ]
             lines += Self.base64Lines(body)
         }
@@ -59,7 +60,9 @@ public struct MailComposer: Sendable {
 
     /// RFC 2047 when the text is not plain ASCII.
     static func encodedWord(_ text: String) -> String {
-        let plain = text.unicodeScalars.allSatisfy { $0.value >= 32 && $0.value < 127 && $0 != "=" && $0 != "?" }
+        let plain = text.unicodeScalars.allSatisfy {
+            $0.value >= 32 && $0.value < 127 && $0 != "=" && $0 != "?"
+        }
         if plain { return text }
         return "=?utf-8?B?" + Data(text.utf8).base64EncodedString() + "?="
     }

@@ -76,7 +76,8 @@ public struct PasswordResetService: Sendable {
         let addressKey = "pr:a:" + key
         let counted = try await failures.failures(of: [clientKey, addressKey], after: since)
         if let times = counted[clientKey], times.count >= options.perClient, let oldest = times.min() {
-            throw RoostError.tooManyResetRequests(retryAfter: max(1, Int((oldest + options.window - now + 999) / 1000)))
+            throw RoostError.tooManyResetRequests(
+                retryAfter: max(1, Int((oldest + options.window - now + 999) / 1000)))
         }
         let addressFull = (counted[addressKey]?.count ?? 0) >= options.perAddress
         try await failures.recordFailure(
@@ -89,7 +90,8 @@ public struct PasswordResetService: Sendable {
             id: id, kind: Self.kind, recipient: key,
             message: message(composer, to: key, token: token, link: link, id: id, now: now))
         let queuedOne = try await store.requestPasswordReset(
-            emailKey: key, tokenHash: Self.hash(token), expiresAt: now + options.tokenLifetime, mail: mail, now: now)
+            emailKey: key, tokenHash: Self.hash(token), expiresAt: now + options.tokenLifetime, mail: mail,
+            now: now)
         if queuedOne { queued() }
     }
 
@@ -118,7 +120,8 @@ public struct PasswordResetService: Sendable {
     ) -> String {
         let minutes = options.tokenLifetime / 60_000
         let app = options.appName
-        let action = link.map { "Open this link to choose a new password:\n\n\($0)\n" }
+        let action =
+            link.map { "Open this link to choose a new password:\n\n\($0)\n" }
             ?? "Enter this code in the app to choose a new password:\n\n\(token)\n"
         let text = """
             Someone asked to reset the password of your \(app) account.
@@ -127,7 +130,10 @@ public struct PasswordResetService: Sendable {
             It works once, for \(minutes) minutes. If you did not ask for it, ignore this mail: your password stays as it is.
             """
         let shown = MailComposer.html(link ?? token)
-        let target = link.map { #"<p><a href="\#(MailComposer.html($0))">Choose a new password</a></p><p>\#(shown)</p>"# }
+        let target =
+            link.map {
+                #"<p><a href="\#(MailComposer.html($0))">Choose a new password</a></p><p>\#(shown)</p>"#
+            }
             ?? "<p>Enter this code in the app to choose a new password:</p><p><code>\(shown)</code></p>"
         let html = """
             <!doctype html><html><body><p>Someone asked to reset the password of your \(MailComposer.html(app)) account.</p>
@@ -153,7 +159,8 @@ extension RoostError {
     public static func tooManyResetRequests(retryAfter seconds: Int) -> RoostError {
         RoostError(
             status: 429, code: .tooManyResetRequests,
-            message: "Too many password reset requests from your address; wait \(seconds) seconds before asking again.",
+            message:
+                "Too many password reset requests from your address; wait \(seconds) seconds before asking again.",
             details: details(["retryAfter": .integer(Int64(seconds))])
         ).retrying(after: seconds)
     }

@@ -48,7 +48,8 @@ struct MailSQL: Sendable {
     }
 
     func requestPasswordReset(
-        _ connection: some SQLRunning, emailKey: String, tokenHash: String, expiresAt: Int64, mail: OutboxMail,
+        _ connection: some SQLRunning, emailKey: String, tokenHash: String, expiresAt: Int64,
+        mail: OutboxMail,
         now: Int64
     ) throws -> Bool {
         guard
@@ -65,7 +66,9 @@ struct MailSQL: Sendable {
         return true
     }
 
-    func completePasswordReset(_ connection: some SQLRunning, tokenHash: String, passwordHash: String, now: Int64)
+    func completePasswordReset(
+        _ connection: some SQLRunning, tokenHash: String, passwordHash: String, now: Int64
+    )
         throws -> String?
     {
         guard
@@ -136,7 +139,10 @@ struct MailSQL: Sendable {
         return due
     }
 
-    func record(_ connection: some SQLRunning, _ outcome: MailRecordedOutcome, id: String, instance: String, now: Int64)
+    func record(
+        _ connection: some SQLRunning, _ outcome: MailRecordedOutcome, id: String, instance: String,
+        now: Int64
+    )
         throws
     {
         let state: String

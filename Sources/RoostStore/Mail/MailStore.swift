@@ -27,7 +27,8 @@ public struct MailDelivery: Sendable, Equatable {
     /// A previous dispatcher marked it in flight and never recorded its answer.
     public var uncertain: Bool
 
-    public init(id: String, kind: String, recipient: String, message: String, attempts: Int, uncertain: Bool) {
+    public init(id: String, kind: String, recipient: String, message: String, attempts: Int, uncertain: Bool)
+    {
         self.id = id
         self.kind = kind
         self.recipient = recipient

@@ -20,7 +20,8 @@ public final class SQLMailStore<Database: SQLDatabase>: MailStore {
     ) async throws -> Bool {
         try await database.write { connection in
             try Self.statements.requestPasswordReset(
-                connection, emailKey: emailKey, tokenHash: tokenHash, expiresAt: expiresAt, mail: mail, now: now)
+                connection, emailKey: emailKey, tokenHash: tokenHash, expiresAt: expiresAt, mail: mail,
+                now: now)
         }
     }
 
@@ -68,14 +69,18 @@ public final class SQLMailStore<Database: SQLDatabase>: MailStore {
         }
     }
 
-    public func record(_ outcome: MailRecordedOutcome, id: String, instance: String, now: Int64) async throws {
-        try await database.write { try Self.statements.record($0, outcome, id: id, instance: instance, now: now) }
+    public func record(_ outcome: MailRecordedOutcome, id: String, instance: String, now: Int64) async throws
+    {
+        try await database.write {
+            try Self.statements.record($0, outcome, id: id, instance: instance, now: now)
+        }
     }
 
     public func queueDepth() async throws -> Int {
         try await database.pointRead { connection in
             Int(
-                try connection.first("SELECT count(*) FROM mail_outbox WHERE state IN ('pending', 'sending')") {
+                try connection.first("SELECT count(*) FROM mail_outbox WHERE state IN ('pending', 'sending')")
+                {
                     $0.integer(0)
                 } ?? 0)
         }
