@@ -48,10 +48,10 @@ if [ "$browser" -eq 1 ]; then
         echo "install-deps: could not install ${missing[*]}; the browser test will be skipped" >&2
     fi
     venv=.build/browser-venv
-    if ! "$venv/bin/python3" -c 'import selenium, h2, schemathesis' 2>/dev/null; then
-        echo "install-deps: installing selenium, h2 and schemathesis into $venv"
-        if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q selenium h2 'schemathesis>=4,<5'; }; then
-            echo "install-deps: could not install selenium, h2 and schemathesis; the browser, push and OpenAPI tests will be skipped" >&2
+    if ! "$venv/bin/python3" -c 'import selenium, h2, schemathesis, aiosmtpd' 2>/dev/null; then
+        echo "install-deps: installing selenium, h2, schemathesis and aiosmtpd into $venv"
+        if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q selenium h2 'schemathesis>=4,<5' aiosmtpd; }; then
+            echo "install-deps: could not install selenium, h2, schemathesis and aiosmtpd; the browser, push, mail and OpenAPI tests will be skipped" >&2
         fi
     fi
 fi

@@ -31,6 +31,8 @@ public final class Application: Sendable {
     public let asyncHandlers: AsyncHandlerDispatcher
     /// Delivers the push outbox; nil when no provider is configured.
     public let pushDispatcher: PushDispatcher?
+    /// Delivers the mail outbox; nil when no SMTP server is configured.
+    public let mailDispatcher: MailDispatcher?
     /// Where everything the server has to say goes, besides the access log.
     public let logger: Logger
 
@@ -87,6 +89,11 @@ public final class Application: Sendable {
             clock: configuration.clock, guids: configuration.guids, isConfigured: pushDispatcher != nil,
             queued: { pushDispatcher?.wake() })
         PushRoutes(service: push).register(in: routes)
+        let mailDispatcher = Self.makeMailDispatcher(configuration, storage: storage, logger: logger)
+        self.mailDispatcher = mailDispatcher
+        PasswordResetRoutes(
+            service: Self.makePasswordReset(configuration, storage: storage, dispatcher: mailDispatcher)
+        ).register(in: routes)
         let scriptPush = ScriptPush(service: push, definitions: definitions)
         let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
         self.scriptRuntime = scriptRuntime
@@ -223,6 +230,7 @@ public final class Application: Sendable {
         changeFeed.start()
         asyncHandlers.start()
         pushDispatcher?.start()
+        mailDispatcher?.start()
     }
 
     /// Every hour (and once at start), blob files nothing refers to for an hour are removed.
@@ -337,6 +345,7 @@ public final class Application: Sendable {
         // Before the storage closes: the dispatcher gives its lease back through the database.
         await asyncHandlers.stop()
         await pushDispatcher?.stop()
+        await mailDispatcher?.stop()
         await scriptRuntime.shutdown()
         await blobIO.stop()
         blobStorage.close()

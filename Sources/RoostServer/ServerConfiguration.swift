@@ -96,6 +96,8 @@ public struct ServerConfiguration: Sendable {
     public var metricsAllowed = TrustedProxies()
     /// Push notifications: the provider's sender (composed by `roost serve`) and the dispatcher's pacing.
     public var push = PushOptions()
+    /// Mail: the SMTP sender (composed by `roost serve`), the sender address and password reset.
+    public var mail = MailOptions()
 
     public init() {}
 }

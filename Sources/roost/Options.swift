@@ -17,7 +17,7 @@ struct ServeOption: Sendable {
     let help: String
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
-    static let all: [ServeOption] = general + access + database + events + blobStore + scripts + push
+    static let all: [ServeOption] = general + access + database + events + blobStore + scripts + push + mail
 
     static let general: [ServeOption] = [
         ServeOption(
@@ -269,6 +269,7 @@ struct ServeOption: Sendable {
     static func checkCombinations(_ configuration: ServerConfiguration) throws {
         try checkBlobStore(configuration)
         if let problem = configuration.push.providers.problem { throw UsageError(message: problem) }
+        try checkMail(configuration)
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             throw UsageError(message: "--tls-cert and --tls-key go together; give both")
         }

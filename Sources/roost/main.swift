@@ -151,6 +151,8 @@ func serve(_ arguments: [String]) async -> Int32 {
     let application: Application
     do {
         configuration.push.sender = try StandardDrivers.pushSender(for: configuration.push.providers)
+        configuration.mail.sender = try StandardDrivers.mailSender(
+            for: configuration.mail.smtp, environment: ProcessInfo.processInfo.environment)
         application = try Application(configuration: configuration)
         try await application.start()
     } catch let error as TLSConfigurationError {

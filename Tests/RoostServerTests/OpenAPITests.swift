@@ -60,11 +60,14 @@ struct OpenAPITests {
         let made = try await runRoost(
             ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
         #expect(made.status == 0, "\(made.errorOutput)")
-        // With push configured (to a fake APNs), so POST /ff/push queues instead of answering 503.
+        // With push and mail configured (to fakes), so POST /ff/push and /ff/password/reset do
+        // their work instead of answering 503.
         let gateway = try await FakeAPNs.start(authority: try await TestCertificateAuthority())
+        let smtp = try await FakeSMTP.start()
         let server = try RoostProcess(
             dataDirectory: directory,
-            arguments: ["--app", try writeOpenDefinition(beside: directory)] + gateway.serveArguments)
+            arguments: ["--app", try writeOpenDefinition(beside: directory)] + gateway.serveArguments
+                + smtp.serveArguments)
         let token = try await TestHTTPClient(port: server.port).login("dave", password: "dave-password")
         let run = try await runProgram(
             Self.schemathesis,
@@ -84,5 +87,6 @@ struct OpenAPITests {
         #expect(run.output.contains(" passed"), "\(run.output.suffix(2000))")
         #expect(try await server.stop(signal: SIGTERM) == 0)
         await gateway.fake.stop()
+        await smtp.stop()
     }
 }

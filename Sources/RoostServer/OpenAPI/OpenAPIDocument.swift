@@ -23,9 +23,18 @@ enum OpenAPIDocument {
                 operation(documentation, method: route.method, pattern: route.pattern, pathNames: names))
             paths[path] = .object(item)
         }
-        let components: JSONValue
+        var components: JSONValue
         do {
             components = try JSONParser.parse(OpenAPIComponents.text)
+            // Each area's schemas, from a file of its own.
+            if case .object(var all) = components, case .object(var schemas)? = all["schemas"] {
+                for text in OpenAPIComponents.areaSchemas {
+                    guard case .object(let area) = try JSONParser.parse(text) else { continue }
+                    for member in area.members { schemas[member.key] = member.value }
+                }
+                all["schemas"] = .object(schemas)
+                components = .object(all)
+            }
         } catch {
             preconditionFailure("OpenAPIComponents.text is not JSON: \(error)")
         }

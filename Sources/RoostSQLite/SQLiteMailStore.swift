@@ -1,0 +1,4 @@
+import RoostStore
+
+/// ``MailStore`` on the SQLite database.
+public typealias SQLiteMailStore = SQLMailStore<SQLiteDatabase>
