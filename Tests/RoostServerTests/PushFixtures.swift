@@ -75,6 +75,15 @@ struct PushWorld {
         return byDevice
     }
 
+    /// Waits until `device`'s delivery has been tried `attempts` times and is waiting for a retry
+    /// (not still "sending" its last attempt).
+    func waitUntilPending(_ id: String, _ device: String, attempts: Int) async throws -> Bool {
+        try await eventually {
+            let delivery = try await deliveries(id)[device]
+            return delivery?["attempts"] as? Int == attempts && delivery?["state"] as? String == "pending"
+        }
+    }
+
     /// Waits until every delivery of the push is finished.
     func finished(_ id: String) async throws -> [String: [String: Any]] {
         var last: [String: [String: Any]] = [:]

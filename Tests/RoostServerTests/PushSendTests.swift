@@ -173,8 +173,9 @@ struct PushSendTests {
         _ = try await world.putDevice("phone", token: apnsToken(1), as: phone)
         let sent = try await world.push(#"{"users":["\#(alice)"],"body":"later"}"#)
         let id = try #require(sent.json["id"] as? String)
-        #expect(try await eventually { try await world.deliveries(id)["phone"]?["attempts"] as? Int == 1 })
-        #expect(try await world.deliveries(id)["phone"]?["state"] as? String == "pending")
+        // A claim counts the attempt while the delivery is "sending": wait for its result too, so
+        // the clock moves only after the retry time was computed from it.
+        #expect(try await world.waitUntilPending(id, "phone", attempts: 1))
         let dispatcher = try #require(world.server.application.pushDispatcher)
         world.clock.advance(seconds: 119)
         let rounds = dispatcher.completedRounds
@@ -193,10 +194,7 @@ struct PushSendTests {
             #"{"devices":[{"userGuid":"\#(alice)","deviceId":"tablet"}],"body":"x"}"#)
         let doomedID = try #require(doomed.json["id"] as? String)
         for attempts in 1...2 {
-            #expect(
-                try await eventually {
-                    try await world.deliveries(doomedID)["tablet"]?["attempts"] as? Int == attempts
-                })
+            #expect(try await world.waitUntilPending(doomedID, "tablet", attempts: attempts))
             world.clock.advance(seconds: Int64(1 << (attempts - 1)))
         }
         let given = try await world.finished(doomedID)
