@@ -9,6 +9,7 @@ public final class PostgresStorage: Storage {
     public let changes: PostgresChangeLog
     public let outbox: PostgresScriptOutbox
     public let push: PostgresPushStore
+    public let refresh: PostgresRefreshStore
     public let loginThrottle: PostgresLoginThrottleStore
     public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
@@ -20,6 +21,7 @@ public final class PostgresStorage: Storage {
     public var changeLog: any ChangeLog { changes }
     public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var pushStore: any PushStore { push }
+    public var refreshStore: any RefreshStore { refresh }
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
@@ -50,6 +52,7 @@ public final class PostgresStorage: Storage {
         changes = PostgresChangeLog(database: database, listener: listener)
         outbox = PostgresScriptOutbox(database: database)
         push = PostgresPushStore(database: database)
+        refresh = PostgresRefreshStore(database: database)
         loginThrottle = PostgresLoginThrottleStore(database: database)
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }

@@ -10,6 +10,7 @@ public final class SQLiteStorage: Storage {
     public let changes: SQLiteChangeLog
     public let outbox: SQLiteScriptOutbox
     public let push: SQLitePushStore
+    public let refresh: SQLiteRefreshStore
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
@@ -17,6 +18,7 @@ public final class SQLiteStorage: Storage {
     public var changeLog: any ChangeLog { changes }
     public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var pushStore: any PushStore { push }
+    public var refreshStore: any RefreshStore { refresh }
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
     public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
@@ -59,6 +61,7 @@ public final class SQLiteStorage: Storage {
         changes = SQLiteChangeLog(database: database)
         outbox = SQLiteScriptOutbox(database: database)
         push = SQLitePushStore(database: database)
+        refresh = SQLiteRefreshStore(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

@@ -58,6 +58,8 @@ public protocol Storage: Sendable {
     var scriptOutbox: any ScriptOutboxStore { get }
     /// Devices' push tokens and the push outbox.
     var pushStore: any PushStore { get }
+    /// Refresh tokens, beside the sessions they belong to.
+    var refreshStore: any RefreshStore { get }
     /// Where the login throttle counts failures: shared by every instance on the database.
     var loginFailures: any LoginFailureStore { get }
     /// Where instances sharing the database keep the app definition; nil when one server reads

@@ -23,9 +23,18 @@ enum OpenAPIDocument {
                 operation(documentation, method: route.method, pattern: route.pattern, pathNames: names))
             paths[path] = .object(item)
         }
-        let components: JSONValue
+        var components: JSONValue
         do {
             components = try JSONParser.parse(OpenAPIComponents.text)
+            // Each area's schemas, from its own file.
+            for text in OpenAPIComponents.areaSchemas {
+                guard case .object(var all) = components, var schemas = all["schemas"]?.objectValue,
+                    case .object(let added) = try JSONParser.parse(text)
+                else { preconditionFailure("OpenAPIComponents: an area's schemas are not an object") }
+                for member in added.members { schemas[member.key] = member.value }
+                all["schemas"] = .object(schemas)
+                components = .object(all)
+            }
         } catch {
             preconditionFailure("OpenAPIComponents.text is not JSON: \(error)")
         }
