@@ -67,7 +67,8 @@ public final class Application: Sendable {
             ),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
-            definitions: definitions, refreshTokens: storage.refreshStore, refreshMode: configuration.refreshMode,
+            definitions: definitions, refreshTokens: storage.refreshStore,
+            refreshMode: configuration.refreshMode,
             accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
         self.accounts = accounts
         let authenticator = Authenticator(accounts: accounts)

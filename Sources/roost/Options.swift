@@ -147,7 +147,8 @@ struct ServeOption: Sendable {
         },
         ServeOption(
             flag: "--refresh-tokens", variable: "ROOST_REFRESH_TOKENS", valueName: "off|optional|always",
-            help: "short-lived access tokens with rotating refresh tokens: never, when a login asks, or always (default off)"
+            help:
+                "short-lived access tokens with rotating refresh tokens: never, when a login asks, or always (default off)"
         ) {
             guard let mode = RefreshMode(rawValue: $1) else {
                 throw UsageError(message: "--refresh-tokens takes off, optional or always, not '\($1)'")

@@ -32,7 +32,8 @@ struct TokenPair {
 
     init(_ response: TestResponse) throws {
         guard response.status == 200 || response.status == 201, let token = response.json["token"] as? String,
-            let refresh = response.json["refreshToken"] as? String, let id = response.json["tokenId"] as? String
+            let refresh = response.json["refreshToken"] as? String,
+            let id = response.json["tokenId"] as? String
         else { throw TestClientError(description: "no token pair: \(response.status) \(response.text)") }
         self.token = token
         refreshToken = refresh
@@ -46,7 +47,9 @@ extension TestHTTPClient {
         try TokenPair(
             await send(
                 "POST", "/ff/login",
-                json: #"{"userName":"\#(userName)","password":"correct horse","deviceId":"\#(device)","refresh":true}"#))
+                json:
+                    #"{"userName":"\#(userName)","password":"correct horse","deviceId":"\#(device)","refresh":true}"#
+            ))
     }
 
     func refresh(_ refreshToken: String) async throws -> TestResponse {
@@ -67,7 +70,9 @@ let tokenExpiredBody =
 
 @Suite("Refresh tokens: rotation, reuse detection, expiry")
 struct RefreshTokenTests {
-    @Test("a login that asks gets a 15-minute access token and a 30-day refresh token; one that does not, a plain token")
+    @Test(
+        "a login that asks gets a 15-minute access token and a 30-day refresh token; one that does not, a plain token"
+    )
     func loginIssuesAPair() async throws {
         let clock = ManualWallClock()
         let server = try await makeRefreshServer(clock: clock)
@@ -82,7 +87,8 @@ struct RefreshTokenTests {
         #expect(pair.token.count == 43 && pair.refreshToken.count == 43 && pair.token != pair.refreshToken)
         #expect(try await server.client.tokensStatus(pair.token).0 == 200)
         let plain = try await server.client.send(
-            "POST", "/ff/login", json: #"{"userName":"alice","password":"correct horse","deviceId":"laptop"}"#)
+            "POST", "/ff/login", json: #"{"userName":"alice","password":"correct horse","deviceId":"laptop"}"#
+        )
         #expect(plain.status == 200)
         #expect(plain.json["refreshToken"] == nil && plain.json["expiresIn"] == nil)
         #expect(plain.json["expiresAt"] as? Int64 == now + 30 * 86_400_000)
@@ -123,9 +129,10 @@ struct RefreshTokenTests {
         #expect(second.json["expiresAt"] as? Int64 == clock.nowMilliseconds() + 900_000)
         #expect(second.json["refreshExpiresAt"] as? Int64 == clock.nowMilliseconds() + 30 * 86_400_000)
         #expect(second.json["userGuid"] as? String != nil)
-        #expect(Set(second.json.keys) == [
-            "token", "tokenId", "userGuid", "expiresAt", "expiresIn", "refreshToken", "refreshExpiresAt",
-        ])
+        #expect(
+            Set(second.json.keys) == [
+                "token", "tokenId", "userGuid", "expiresAt", "expiresIn", "refreshToken", "refreshExpiresAt",
+            ])
         #expect(try await server.client.tokensStatus(second.token).0 == 200)
         #expect(try await server.client.tokensStatus(first.token) == (401, "invalid_token"))
         // The next exchange goes on from the new refresh token.
@@ -134,7 +141,9 @@ struct RefreshTokenTests {
         await server.stop()
     }
 
-    @Test("a refresh token used twice ends its session: the thief's and the owner's next exchanges fail, and the access token with them")
+    @Test(
+        "a refresh token used twice ends its session: the thief's and the owner's next exchanges fail, and the access token with them"
+    )
     func reuseRevokesTheFamily() async throws {
         let server = try await makeRefreshServer()
         #expect(try await server.client.register("dave").status == 201)
@@ -156,7 +165,9 @@ struct RefreshTokenTests {
         await server.stop()
     }
 
-    @Test("an expired access token answers 401 token_expired; the exchange still works and the session stays listed")
+    @Test(
+        "an expired access token answers 401 token_expired; the exchange still works and the session stays listed"
+    )
     func accessTokenExpiry() async throws {
         let clock = ManualWallClock()
         let server = try await makeRefreshServer(clock: clock)
@@ -171,7 +182,8 @@ struct RefreshTokenTests {
         #expect(expired.text == tokenExpiredBody)
         #expect(
             expired.header("WWW-Authenticate")
-                == #"Bearer realm="roost", error="invalid_token", error_description="The access token expired""#)
+                == #"Bearer realm="roost", error="invalid_token", error_description="The access token expired""#
+        )
         // Use never extends an access token: an hour of requests later it is still expired.
         clock.advance(seconds: 3600)
         #expect(try await server.client.tokensStatus(pair.token) == (401, "token_expired"))
@@ -241,7 +253,8 @@ struct RefreshTokenTests {
         #expect(try await server.client.refresh(tablet.refreshToken).text == invalidRefreshBody)
         // A password change ends every other session, and keeps the one that made it.
         let changed = try await server.client.send(
-            "POST", "/ff/password", json: #"{"currentPassword":"correct horse","newPassword":"battery staple"}"#,
+            "POST", "/ff/password",
+            json: #"{"currentPassword":"correct horse","newPassword":"battery staple"}"#,
             headers: [("X-Token", phone.token)])
         #expect(changed.status == 200)
         #expect(try await server.client.refresh(newTablet.refreshToken).text == invalidRefreshBody)
@@ -287,7 +300,8 @@ struct RefreshTokenTests {
             name: "not JSON", method: "POST", path: "/ff/refresh", body: #"{"refreshToken""#, status: 400,
             code: "invalid_json"),
         APIScenario(
-            name: "unknown", method: "POST", path: "/ff/refresh", body: #"{"refreshToken":"nope"}"#, status: 401,
+            name: "unknown", method: "POST", path: "/ff/refresh", body: #"{"refreshToken":"nope"}"#,
+            status: 401,
             exactBody: invalidRefreshBody),
         APIScenario(
             name: "empty", method: "POST", path: "/ff/refresh", body: #"{"refreshToken":""}"#, status: 401,
@@ -319,7 +333,8 @@ struct RefreshTokenTests {
         let clock = ManualWallClock()
         let server = try await makeRefreshServer(
             clock: clock, mode: .off,
-            definition: #"{"settings":{"refreshTokens":"always","accessTokenLifetime":60,"tokenLifetime":3600}}"#)
+            definition:
+                #"{"settings":{"refreshTokens":"always","accessTokenLifetime":60,"tokenLifetime":3600}}"#)
         let registered = try await server.client.register("jay")
         #expect(registered.json["expiresIn"] as? Int == 60)
         #expect(registered.json["refreshExpiresAt"] as? Int64 == clock.nowMilliseconds() + 3_600_000)

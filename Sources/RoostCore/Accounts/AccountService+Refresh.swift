@@ -87,11 +87,14 @@ extension RoostError {
     /// The access token of a session that refreshes has expired: exchange the refresh token.
     public static let tokenExpired = RoostError(
         status: 401, code: .tokenExpired,
-        message: "The access token has expired; exchange the refresh token at POST /ff/refresh for a new one.",
+        message:
+            "The access token has expired; exchange the refresh token at POST /ff/refresh for a new one.",
         headers: [
             ErrorHeader(
                 name: "WWW-Authenticate",
-                value: "Bearer realm=\"roost\", error=\"invalid_token\", error_description=\"The access token expired\"")
+                value:
+                    "Bearer realm=\"roost\", error=\"invalid_token\", error_description=\"The access token expired\""
+            )
         ])
 
     /// Every failed exchange: unknown, expired, revoked or already used (whose session it ended).

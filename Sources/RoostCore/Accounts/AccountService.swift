@@ -128,7 +128,9 @@ public struct AccountService: Sendable {
             throw RoostError.tooManyRegistrations(retryAfter: wait)
         }
         let user = try await createAccount(from: body, reservedFields: [:])
-        return (user, try await issueToken(for: user.guid, device: device, address: address, refresh: refresh))
+        return (
+            user, try await issueToken(for: user.guid, device: device, address: address, refresh: refresh)
+        )
     }
 
     /// Validates a registration body and stores the account with its `FFUser` object; names
@@ -213,7 +215,8 @@ public struct AccountService: Sendable {
                 userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .none)
         }
         return (
-            user, try await issueToken(for: account.userGuid, device: device, address: address, refresh: refresh)
+            user,
+            try await issueToken(for: account.userGuid, device: device, address: address, refresh: refresh)
         )
     }
 

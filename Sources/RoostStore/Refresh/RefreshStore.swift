@@ -12,7 +12,9 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     /// When it was exchanged for a new pair; nil while it is the family's live one.
     public var rotatedAt: Int64?
 
-    public init(secretHash: [UInt8], tokenId: String, createdAt: Int64, expiresAt: Int64, rotatedAt: Int64? = nil) {
+    public init(
+        secretHash: [UInt8], tokenId: String, createdAt: Int64, expiresAt: Int64, rotatedAt: Int64? = nil
+    ) {
         self.secretHash = secretHash
         self.tokenId = tokenId
         self.createdAt = createdAt
