@@ -226,6 +226,9 @@ extension PostgresStorage {
         Migration(
             version: 72, name: "failed script runs keep who deleted", sql: ScriptOutboxSQL.deleterColumn),
         Migration(version: 80, name: "push devices and outbox", sql: PostgresPushStore.schema),
+        Migration(
+            version: 81, name: "refresh tokens",
+            sql: PostgresRefreshStore.schema(key: #"text COLLATE "C""#, hash: "bytea")),
         Migration(version: 82, name: "mail outbox and password resets", sql: PostgresMailStore.schema),
     ]
 

@@ -10,6 +10,7 @@ public final class PostgresStorage: Storage {
     public let outbox: PostgresScriptOutbox
     public let push: PostgresPushStore
     public let mail: PostgresMailStore
+    public let refresh: PostgresRefreshStore
     public let loginThrottle: PostgresLoginThrottleStore
     public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
@@ -22,6 +23,7 @@ public final class PostgresStorage: Storage {
     public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var pushStore: any PushStore { push }
     public var mailStore: any MailStore { mail }
+    public var refreshStore: any RefreshStore { refresh }
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
@@ -53,6 +55,7 @@ public final class PostgresStorage: Storage {
         outbox = PostgresScriptOutbox(database: database)
         push = PostgresPushStore(database: database)
         mail = PostgresMailStore(database: database)
+        refresh = PostgresRefreshStore(database: database)
         loginThrottle = PostgresLoginThrottleStore(database: database)
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }

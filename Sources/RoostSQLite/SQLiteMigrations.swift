@@ -195,6 +195,8 @@ extension SQLiteStorage {
                 ) WITHOUT ROWID;
                 """, then: ObjectReferencesBackfill()),
         Migration(version: 30, name: "push devices and outbox", sql: SQLitePushStore.schema),
+        Migration(
+            version: 31, name: "refresh tokens", sql: SQLiteRefreshStore.schema(key: "TEXT", hash: "BLOB")),
         Migration(version: 32, name: "mail outbox and password resets", sql: SQLiteMailStore.schema),
     ]
 }

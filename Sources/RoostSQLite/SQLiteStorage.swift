@@ -11,6 +11,7 @@ public final class SQLiteStorage: Storage {
     public let outbox: SQLiteScriptOutbox
     public let push: SQLitePushStore
     public let mail: SQLiteMailStore
+    public let refresh: SQLiteRefreshStore
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
@@ -19,6 +20,7 @@ public final class SQLiteStorage: Storage {
     public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var pushStore: any PushStore { push }
     public var mailStore: any MailStore { mail }
+    public var refreshStore: any RefreshStore { refresh }
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
     public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
@@ -62,6 +64,7 @@ public final class SQLiteStorage: Storage {
         outbox = SQLiteScriptOutbox(database: database)
         push = SQLitePushStore(database: database)
         mail = SQLiteMailStore(database: database)
+        refresh = SQLiteRefreshStore(database: database)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

@@ -44,7 +44,7 @@ struct AccountRoutes: Sendable {
         let body = try ObjectRoutes.bodyObject(request)
         let (user, token) = try await accounts.register(
             body, device: try Self.device(in: body), address: request.remoteAddress,
-            client: clientKey(forAddress: request.remoteAddress))
+            client: clientKey(forAddress: request.remoteAddress), refresh: body["refresh"] == .bool(true))
         return Response.json(201, Self.loginBody(user: user, token: token))
     }
 
@@ -59,7 +59,7 @@ struct AccountRoutes: Sendable {
             let (identifier, password, device) = try Self.credentials(in: request)
             let (user, token) = try await accounts.login(
                 identifier: identifier, password: password, device: device, address: request.remoteAddress,
-                client: clientKey(forAddress: request.remoteAddress))
+                client: clientKey(forAddress: request.remoteAddress), refresh: Self.asksRefresh(request))
             return Response.json(200, Self.loginBody(user: user, token: token))
         } catch let error as RoostError where error.code == .invalidCredentials && usesBasic {
             throw RoostError.invalidBasicCredentials
@@ -71,9 +71,10 @@ struct AccountRoutes: Sendable {
         let (identifier, password, device) = try Self.credentials(in: request)
         let (_, token) = try await accounts.login(
             identifier: identifier, password: password, device: device, address: request.remoteAddress,
-            client: clientKey(forAddress: request.remoteAddress))
+            client: clientKey(forAddress: request.remoteAddress), refresh: Self.asksRefresh(request))
         var object = Self.describe(token.record, current: nil)
         object["token"] = .string(token.secret)
+        if let refresh = token.refreshSecret { object["refreshToken"] = .string(refresh) }
         var response = Response.json(201, JSONWriter.bytes(.object(object)))
         response.headers.set("Location", "/ff/tokens/\(token.record.id)")
         return response
@@ -81,6 +82,13 @@ struct AccountRoutes: Sendable {
 
     private func logout(_ request: Request) async throws -> Response {
         guard let principal = await authenticator.optionalPrincipal(for: request) else {
+            // A session that refreshes ends by its refresh token too: its access token may have
+            // expired.
+            if let refresh = Self.refreshToken(in: request),
+                try await accounts.logout(refreshSecret: refresh)
+            {
+                return Response.json(200, Array(#"{"loggedOut":true}"#.utf8))
+            }
             return Response.json(200, Array(#"{"loggedOut":false}"#.utf8))
         }
         try await accounts.logout(principal)
@@ -119,8 +127,9 @@ struct AccountRoutes: Sendable {
         var body = Array(#"{"user":"#.utf8) + user.document
         body += Array(#","token":"#.utf8) + JSONWriter.bytes(.string(token.secret))
         body += Array(#","tokenId":"#.utf8) + JSONWriter.bytes(.string(token.record.id))
-        body += Array(#","expiresAt":\#(token.record.expiresAt)}"#.utf8)
-        return body
+        body += Array(#","expiresAt":\#(token.record.expiresAt)"#.utf8)
+        body += RefreshRoutes.refreshFields(token)
+        return body + [UInt8(ascii: "}")]
     }
 
     /// A token without its secret.
@@ -133,8 +142,23 @@ struct AccountRoutes: Sendable {
             ("expiresAt", .integer(token.expiresAt)),
             ("clientAddress", token.clientAddress.map(JSONValue.string) ?? .null),
         ])
+        if let refreshExpiresAt = token.refreshExpiresAt {
+            object["refreshExpiresAt"] = .integer(refreshExpiresAt)
+        }
         if let current { object["current"] = .bool(current.tokenId == token.id) }
         return object
+    }
+
+    /// Whether a login's body asks for a session that refreshes (`"refresh": true`).
+    static func asksRefresh(_ request: Request) -> Bool {
+        guard !request.body.isEmpty, let body = try? ObjectRoutes.bodyObject(request) else { return false }
+        return body["refresh"] == .bool(true) || body["credential"]?.objectValue?["refresh"] == .bool(true)
+    }
+
+    /// The `refreshToken` of a JSON body, if it has one.
+    static func refreshToken(in request: Request) -> String? {
+        guard !request.body.isEmpty, let body = try? ObjectRoutes.bodyObject(request) else { return nil }
+        return body["refreshToken"]?.stringValue
     }
 
     static func device(in body: JSONObject) throws -> DeviceInfo {

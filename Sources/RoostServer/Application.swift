@@ -69,7 +69,9 @@ public final class Application: Sendable {
             ),
             policy: configuration.sessionPolicy, tokenLifetime: Int64(configuration.tokenLifetime) * 1000,
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
-            definitions: definitions)
+            definitions: definitions, refreshTokens: storage.refreshStore,
+            refreshMode: configuration.refreshMode,
+            accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
         self.accounts = accounts
         let authenticator = Authenticator(accounts: accounts)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
@@ -114,6 +116,7 @@ public final class Application: Sendable {
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
+        RefreshRoutes(accounts: accounts).register(in: routes)
         AdminRoutes(accounts: accounts).register(in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,

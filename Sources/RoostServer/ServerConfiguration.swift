@@ -55,6 +55,12 @@ public struct ServerConfiguration: Sendable {
     public var sessionPolicy = SessionPolicy.perDevice
     /// How long a token lives without use, in seconds; each use (at most hourly) extends it.
     public var tokenLifetime = 30 * 24 * 60 * 60
+    /// Whether logins get short-lived access tokens with rotating refresh tokens
+    /// (`--refresh-tokens`); the app definition's `settings.refreshTokens` overrides it. A
+    /// refresh token lives ``tokenLifetime`` from its issue.
+    public var refreshMode = RefreshMode.off
+    /// Seconds an access token of a session that refreshes lives (`--access-token-lifetime`).
+    public var accessTokenLifetime = 15 * 60
     /// Argon2id cost; tests lower it.
     public var passwordHasher = PasswordHasher.standard
     /// Failed-login limits.

@@ -31,13 +31,17 @@ public struct TokenRecord: Sendable, Equatable {
     /// The client address that logged in (behind trusted proxies, the forwarded one); nil for
     /// sessions older than the record of it.
     public var clientAddress: String?
+    /// Set on a session that refreshes: its live refresh token's expiry. Its `expiresAt` is then
+    /// the short-lived access token's, which use never extends.
+    public var refreshExpiresAt: Int64?
 
     public init(
         id: String, userGuid: String, secretHash: [UInt8], deviceId: String, deviceType: String?,
         createdAt: Int64,
-        expiresAt: Int64, renewedAt: Int64, clientAddress: String? = nil
+        expiresAt: Int64, renewedAt: Int64, clientAddress: String? = nil, refreshExpiresAt: Int64? = nil
     ) {
         self.clientAddress = clientAddress
+        self.refreshExpiresAt = refreshExpiresAt
         self.id = id
         self.userGuid = userGuid
         self.secretHash = secretHash
@@ -47,6 +51,11 @@ public struct TokenRecord: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.renewedAt = renewedAt
     }
+}
+
+extension TokenRecord {
+    /// Whether the session lives at `now`: its token, or else its refresh token, has not expired.
+    public func isLive(at now: Int64) -> Bool { expiresAt > now || (refreshExpiresAt ?? 0) > now }
 }
 
 /// Which of a user's tokens a new login replaces.

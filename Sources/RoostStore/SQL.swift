@@ -75,6 +75,9 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
         public mutating func appendInterpolation(_ value: String?) {
             appendInterpolation(value.map(DatabaseValue.text) ?? .null)
         }
+        public mutating func appendInterpolation(_ value: Int64?) {
+            appendInterpolation(value.map(DatabaseValue.integer) ?? .null)
+        }
 
         /// Appends another fragment with its parameters.
         public mutating func appendInterpolation(_ fragment: SQL) {

@@ -14,9 +14,7 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
     }
 
     private static var accountColumns: String { "user_guid, user_name_key, email_key, password_hash" }
-    private static var tokenColumns: String {
-        "id, user_guid, secret_hash, device_id, device_type, created_at, expires_at, renewed_at, client_address"
-    }
+    private static var tokenColumns: String { TokenSQL.columns }
 
     private static func account(_ row: Connection.ResultRow) -> AccountRecord {
         AccountRecord(
@@ -24,13 +22,7 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
             passwordHash: row.text(3) ?? "")
     }
 
-    private static func token(_ row: Connection.ResultRow) -> TokenRecord {
-        TokenRecord(
-            id: row.text(0) ?? "", userGuid: row.text(1) ?? "", secretHash: row.bytes(2),
-            deviceId: row.text(3) ?? "",
-            deviceType: row.text(4), createdAt: row.integer(5), expiresAt: row.integer(6),
-            renewedAt: row.integer(7), clientAddress: row.text(8))
-    }
+    private static func token(_ row: Connection.ResultRow) -> TokenRecord { TokenSQL.record(row) }
 
     public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
         let derived = try DerivedRows(of: user, collections: collections)
@@ -106,40 +98,7 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         async throws
     {
         try await database.write { connection in
-            // Logins of one user one after the other, as SQLite's writer runs them: two logins
-            // that each replace the device's token must not both keep theirs.
-            try connection.lock(.sessions, token.userGuid)
-            switch revocation {
-            case .none: break
-            case .sameDevice:
-                try connection.run(
-                    "DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)"
-                )
-            case .allDevices:
-                try connection.run("DELETE FROM tokens WHERE user_guid = \(token.userGuid)")
-            case .sameDeviceBeyond(let kept):
-                try connection.run(
-                    """
-                    DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
-                    AND id NOT IN (SELECT id FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
-                    ORDER BY created_at DESC, \(raw: Dialect.tokenIssueOrder) DESC LIMIT \(Int64(kept)))
-                    """)
-            }
-            try connection.run(
-                """
-                INSERT INTO tokens (\(raw: Self.tokenColumns)) VALUES (\(token.id), \(token.userGuid), \(token.secretHash),
-                \(token.deviceId), \(token.deviceType), \(token.createdAt), \(token.expiresAt), \(token.renewedAt),
-                \(token.clientAddress))
-                """)
-            try connection.run(
-                """
-                INSERT INTO devices (user_guid, device_id, device_type, manufacturer_id, last_seen_at)
-                VALUES (\(token.userGuid), \(token.deviceId), \(token.deviceType), \(manufacturerId), \(token.createdAt))
-                ON CONFLICT (user_guid, device_id) DO UPDATE SET
-                device_type = coalesce(excluded.device_type, devices.device_type),
-                manufacturer_id = coalesce(excluded.manufacturer_id, devices.manufacturer_id),
-                last_seen_at = excluded.last_seen_at
-                """)
+            try TokenSQL.issue(connection, token, revoking: revocation, manufacturerId: manufacturerId)
         }
     }
 
@@ -224,5 +183,66 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
             AND \(raw: Dialect.documentField("admin", is: "true"))
             """
         ) { _ in true } ?? false
+    }
+}
+
+/// The `tokens` rows' columns and the login's statements, shared with the refresh store (whose
+/// sessions are `tokens` rows too).
+enum TokenSQL {
+    static let columns =
+        "id, user_guid, secret_hash, device_id, device_type, created_at, expires_at, renewed_at, client_address, refresh_expires_at"
+
+    static func record(_ row: some DatabaseRow) -> TokenRecord {
+        TokenRecord(
+            id: row.text(0) ?? "", userGuid: row.text(1) ?? "", secretHash: row.bytes(2),
+            deviceId: row.text(3) ?? "",
+            deviceType: row.text(4), createdAt: row.integer(5), expiresAt: row.integer(6),
+            renewedAt: row.integer(7), clientAddress: row.text(8),
+            refreshExpiresAt: row.isNull(9) ? nil : row.integer(9))
+    }
+
+    static func row(_ connection: some SQLRunning, id: String) throws -> TokenRecord? {
+        try connection.first("SELECT \(raw: columns) FROM tokens WHERE id = \(id)", record)
+    }
+
+    /// Stores a token after deleting those `revocation` names (their refresh tokens go with
+    /// them), and records the device.
+    static func issue<C: SQLConnection>(
+        _ connection: C, _ token: TokenRecord, revoking revocation: TokenRevocation, manufacturerId: String?
+    ) throws {
+        // Logins of one user one after the other, as SQLite's writer runs them: two logins
+        // that each replace the device's token must not both keep theirs.
+        try connection.lock(.sessions, token.userGuid)
+        switch revocation {
+        case .none: break
+        case .sameDevice:
+            try connection.run(
+                "DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)"
+            )
+        case .allDevices:
+            try connection.run("DELETE FROM tokens WHERE user_guid = \(token.userGuid)")
+        case .sameDeviceBeyond(let kept):
+            try connection.run(
+                """
+                DELETE FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
+                AND id NOT IN (SELECT id FROM tokens WHERE user_guid = \(token.userGuid) AND device_id = \(token.deviceId)
+                ORDER BY created_at DESC, \(raw: C.Dialect.tokenIssueOrder) DESC LIMIT \(Int64(kept)))
+                """)
+        }
+        try connection.run(
+            """
+            INSERT INTO tokens (\(raw: columns)) VALUES (\(token.id), \(token.userGuid), \(token.secretHash),
+            \(token.deviceId), \(token.deviceType), \(token.createdAt), \(token.expiresAt), \(token.renewedAt),
+            \(token.clientAddress), \(token.refreshExpiresAt))
+            """)
+        try connection.run(
+            """
+            INSERT INTO devices (user_guid, device_id, device_type, manufacturer_id, last_seen_at)
+            VALUES (\(token.userGuid), \(token.deviceId), \(token.deviceType), \(manufacturerId), \(token.createdAt))
+            ON CONFLICT (user_guid, device_id) DO UPDATE SET
+            device_type = coalesce(excluded.device_type, devices.device_type),
+            manufacturer_id = coalesce(excluded.manufacturer_id, devices.manufacturer_id),
+            last_seen_at = excluded.last_seen_at
+            """)
     }
 }

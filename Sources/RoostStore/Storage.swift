@@ -60,6 +60,8 @@ public protocol Storage: Sendable {
     var pushStore: any PushStore { get }
     /// The mail outbox and the password-reset tokens.
     var mailStore: any MailStore { get }
+    /// Refresh tokens, beside the sessions they belong to.
+    var refreshStore: any RefreshStore { get }
     /// Where the login throttle counts failures: shared by every instance on the database.
     var loginFailures: any LoginFailureStore { get }
     /// Where instances sharing the database keep the app definition; nil when one server reads

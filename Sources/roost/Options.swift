@@ -146,6 +146,22 @@ struct ServeOption: Sendable {
             $0.tokenLifetime = try duration($1, flag: "--token-lifetime")
         },
         ServeOption(
+            flag: "--refresh-tokens", variable: "ROOST_REFRESH_TOKENS", valueName: "off|optional|always",
+            help:
+                "short-lived access tokens with rotating refresh tokens: never, when a login asks, or always (default off)"
+        ) {
+            guard let mode = RefreshMode(rawValue: $1) else {
+                throw UsageError(message: "--refresh-tokens takes off, optional or always, not '\($1)'")
+            }
+            $0.refreshMode = mode
+        },
+        ServeOption(
+            flag: "--access-token-lifetime", variable: "ROOST_ACCESS_TOKEN_LIFETIME", valueName: "DURATION",
+            help: "how long an access token of a session that refreshes lives, e.g. 15m (default 15m)"
+        ) {
+            $0.accessTokenLifetime = try duration($1, flag: "--access-token-lifetime")
+        },
+        ServeOption(
             flag: "--access-log", variable: "ROOST_ACCESS_LOG", valueName: "on|off",
             help: "one line per request on standard output (default on)"
         ) {

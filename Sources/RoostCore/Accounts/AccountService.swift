@@ -42,17 +42,19 @@ public struct DeviceInfo: Sendable, Equatable {
     }
 }
 
-/// A token just issued: the record, and the secret, which is shown this once and never stored.
+/// A token just issued: the record, and the secret, which is shown this once and never stored;
+/// with a refresh token's secret when the session refreshes.
 public struct IssuedToken: Sendable {
     public let record: TokenRecord
     public let secret: String
+    public var refreshSecret: String? = nil
 }
 
 /// Accounts and sessions: registration, login, tokens, logout, password changes.
 public struct AccountService: Sendable {
     public static let userCollection = "FFUser"
     /// Body fields that configure the login and are not stored on the user.
-    static let loginFields = ["password", "deviceId", "deviceType", "manufacturerId"]
+    static let loginFields = ["password", "deviceId", "deviceType", "manufacturerId", "refresh"]
     /// User fields only the server (later: admins) may set.
     static let reservedUserFields = ["active", "admin"]
     static let renewalInterval: Int64 = 60 * 60 * 1000
@@ -74,14 +76,23 @@ public struct AccountService: Sendable {
     let definitions: AppDefinitionSource
     /// Verified for unknown users, so a failed login costs the same whether or not the user exists.
     let decoyHash: String
+    /// Where sessions that refresh keep their refresh tokens; nil: no session refreshes.
+    let refreshTokens: (any RefreshStore)?
+    let configuredRefreshMode: RefreshMode
+    /// Milliseconds an access token of a session that refreshes lives.
+    let configuredAccessTokenLifetime: Int64
 
     public init(
         objects: any ObjectStore, accounts: any AccountStore, hasher: PasswordHasher = .standard,
         clock: any WallClock,
         guids: any GuidGenerator, throttle: LoginThrottle, policy: SessionPolicy = .perDevice,
         tokenLifetime: Int64 = 30 * 24 * 60 * 60 * 1000, decoyHash: String,
-        definitions: AppDefinitionSource = AppDefinitionSource()
+        definitions: AppDefinitionSource = AppDefinitionSource(), refreshTokens: (any RefreshStore)? = nil,
+        refreshMode: RefreshMode = .off, accessTokenLifetime: Int64 = 15 * 60 * 1000
     ) {
+        self.refreshTokens = refreshTokens
+        self.configuredRefreshMode = refreshMode
+        self.configuredAccessTokenLifetime = accessTokenLifetime
         self.definitions = definitions
         self.objects = objects
         self.accounts = accounts
@@ -105,7 +116,8 @@ public struct AccountService: Sendable {
     /// Creates a user and logs them in. `client` is whom the per-address registration throttle
     /// counts the attempt against (the HTTP layer gives an IPv6 address's /64); nil counts none.
     public func register(
-        _ body: JSONObject, device: DeviceInfo, address: String? = nil, client: String? = nil
+        _ body: JSONObject, device: DeviceInfo, address: String? = nil, client: String? = nil,
+        refresh: Bool = false
     ) async throws -> (user: StoredObject, token: IssuedToken) {
         guard definitions.definition.settings.registration == .open else {
             throw RoostError(
@@ -116,7 +128,9 @@ public struct AccountService: Sendable {
             throw RoostError.tooManyRegistrations(retryAfter: wait)
         }
         let user = try await createAccount(from: body, reservedFields: [:])
-        return (user, try await issueToken(for: user.guid, device: device, address: address))
+        return (
+            user, try await issueToken(for: user.guid, device: device, address: address, refresh: refresh)
+        )
     }
 
     /// Validates a registration body and stores the account with its `FFUser` object; names
@@ -172,7 +186,8 @@ public struct AccountService: Sendable {
     /// `client` is whom the per-address throttle counts the attempt against (the HTTP layer
     /// gives an IPv6 address's /64); `address` is recorded with the token.
     public func login(
-        identifier: String, password: String, device: DeviceInfo, address: String, client: String
+        identifier: String, password: String, device: DeviceInfo, address: String, client: String,
+        refresh: Bool = false
     ) async throws -> (user: StoredObject, token: IssuedToken) {
         let key = Self.identifierKey(identifier)
         // Accounts made before names were normalised keep the key they were stored with.
@@ -206,7 +221,10 @@ public struct AccountService: Sendable {
             try await accounts.updatePasswordHash(
                 userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .none)
         }
-        return (user, try await issueToken(for: account.userGuid, device: device, address: address))
+        return (
+            user,
+            try await issueToken(for: account.userGuid, device: device, address: address, refresh: refresh)
+        )
     }
 
     /// The principal a token secret stands for; throws `invalid_token` for anything else.
@@ -215,12 +233,16 @@ public struct AccountService: Sendable {
             let token = try await accounts.token(secretHash: Sodium.sha256(Array(secret.utf8)))
         else { throw RoostError.invalidToken }
         let now = clock.nowMilliseconds()
-        guard token.expiresAt > now else { throw RoostError.invalidToken }
+        // A session that refreshes says so, for its client to exchange its refresh token.
+        guard token.expiresAt > now else {
+            throw token.refreshExpiresAt == nil ? RoostError.invalidToken : RoostError.tokenExpired
+        }
         // A deactivated user's tokens stop working at once, not when they expire.
         guard let facts = try await objects.accessFacts(userGuid: token.userGuid), facts.isActive else {
             throw RoostError.invalidToken
         }
-        if now - token.renewedAt >= Self.renewalInterval {
+        // An access token's short life is the point of refreshing: use never extends it.
+        if token.refreshExpiresAt == nil, now - token.renewedAt >= Self.renewalInterval {
             do {
                 try await accounts.renewToken(id: token.id, expiresAt: now + tokenLifetime(), renewedAt: now)
             } catch let error where StorageFailure.isOutOfSpace(error) {
@@ -248,7 +270,7 @@ public struct AccountService: Sendable {
     /// A live token of the principal's; 404 for anyone else's, expired or revoked ones.
     public func token(id: String, for principal: Principal) async throws -> TokenRecord {
         guard let token = try await accounts.token(id: id), token.userGuid == principal.userGuid,
-            token.expiresAt > clock.nowMilliseconds()
+            token.isLive(at: clock.nowMilliseconds())
         else { throw RoostError.tokenNotFound(id) }
         return token
     }
@@ -262,7 +284,7 @@ public struct AccountService: Sendable {
     /// The principal's live tokens, newest first.
     public func tokens(for principal: Principal) async throws -> [TokenRecord] {
         let now = clock.nowMilliseconds()
-        return try await accounts.tokens(userGuid: principal.userGuid).filter { $0.expiresAt > now }
+        return try await accounts.tokens(userGuid: principal.userGuid).filter { $0.isLive(at: now) }
     }
 
     /// Changes the password after checking the current one, and revokes every other token. Wrong
@@ -288,11 +310,13 @@ public struct AccountService: Sendable {
             revoking: .allExcept(tokenId: principal.tokenId))
     }
 
-    func issueToken(for userGuid: String, device: DeviceInfo, address: String?) async throws -> IssuedToken {
+    func issueToken(for userGuid: String, device: DeviceInfo, address: String?, refresh: Bool = false)
+        async throws -> IssuedToken
+    {
         let secret = Sodium.base64URL(Sodium.randomBytes(32))
         let now = clock.nowMilliseconds()
         let named = device.id.flatMap { $0 == Self.unnamedDevice ? nil : $0 }
-        let record = TokenRecord(
+        var record = TokenRecord(
             id: guids.makeGuid(), userGuid: userGuid, secretHash: Sodium.sha256(Array(secret.utf8)),
             deviceId: named ?? Self.unnamedDevice, deviceType: device.type, createdAt: now,
             expiresAt: now + tokenLifetime(),
@@ -306,6 +330,18 @@ public struct AccountService: Sendable {
             case .singleDevice: .allDevices
             case .unlimited: .none
             }
+        if let refreshTokens, refreshes(asked: refresh) {
+            let refreshSecret = Self.newSecret()
+            record.expiresAt = now + accessTokenLifetime()
+            record.refreshExpiresAt = now + tokenLifetime()
+            try await refreshTokens.issue(
+                record,
+                refresh: RefreshTokenRecord(
+                    secretHash: Sodium.sha256(Array(refreshSecret.utf8)), tokenId: record.id, createdAt: now,
+                    expiresAt: now + tokenLifetime()),
+                revoking: revocation, manufacturerId: device.manufacturerId)
+            return IssuedToken(record: record, secret: secret, refreshSecret: refreshSecret)
+        }
         try await accounts.issue(record, revoking: revocation, manufacturerId: device.manufacturerId)
         return IssuedToken(record: record, secret: secret)
     }

@@ -72,6 +72,10 @@ public struct AppDefinition: Sendable {
         public var sessionPolicy: SessionPolicy?
         /// Seconds.
         public var tokenLifetime: Int?
+        /// Whether logins get access tokens with rotating refresh tokens.
+        public var refreshTokens: RefreshMode?
+        /// Seconds an access token of a session that refreshes lives.
+        public var accessTokenLifetime: Int?
         /// Whether objects may be created in collections the definition does not name.
         public var allowNewCollections = true
         public var registration = Registration.open

@@ -184,7 +184,7 @@ extension AppDefinition {
         try allowOnly(
             [
                 "sessionPolicy", "tokenLifetime", "allowNewCollections", "registration",
-                "allowAutoRegistration", "pushInactive",
+                "allowAutoRegistration", "pushInactive", "refreshTokens", "accessTokenLifetime",
             ],
             in: object,
             at: "settings.")
@@ -202,6 +202,18 @@ extension AppDefinition {
                 throw .at("settings.tokenLifetime", "seconds, from 60 to 31622400 (a year)")
             }
             settings.tokenLifetime = Int(seconds)
+        }
+        if let mode = object["refreshTokens"] {
+            guard let text = mode.stringValue, let parsed = RefreshMode(rawValue: text) else {
+                throw .at("settings.refreshTokens", "'off', 'optional' or 'always'")
+            }
+            settings.refreshTokens = parsed
+        }
+        if let lifetime = object["accessTokenLifetime"] {
+            guard let seconds = lifetime.integerValue, (60...86_400).contains(seconds) else {
+                throw .at("settings.accessTokenLifetime", "seconds, from 60 to 86400 (a day)")
+            }
+            settings.accessTokenLifetime = Int(seconds)
         }
         if let inactive = object["pushInactive"] {
             guard case .bool(let flag) = inactive else { throw .at("settings.pushInactive", "true or false") }

@@ -1,7 +1,4 @@
 extension OpenAPIComponents {
-    /// Schemas of the areas kept in files of their own, each a JSON object of named schemas.
-    static let areaSchemas = [mailSchemas]
-
     /// The password-reset routes' bodies.
     static let mailSchemas = #"""
         {

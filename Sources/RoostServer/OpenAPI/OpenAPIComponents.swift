@@ -1,6 +1,8 @@
 /// The shared schemas of `/openapi.json` (JSON Schema 2020-12, as OpenAPI 3.1 uses). Objects are
 /// schemaless, so object schemas name Roost's metadata and allow any other member.
 enum OpenAPIComponents {
+    /// Schemas kept in each area's file (`OpenAPIComponents+…` / `RouteDocumentation+…`), one line each.
+    static let areaSchemas = [refreshSchemas, mailSchemas]
     static let text = #"""
         {
           "securitySchemes": {

@@ -65,7 +65,8 @@ struct PushSQL: Sendable {
     static func liveSession(_ alias: String, now: Int64) -> SQL {
         """
         EXISTS (SELECT 1 FROM tokens t WHERE t.user_guid = \(raw: alias).user_guid
-            AND t.device_id = \(raw: alias).device_id AND t.expires_at > \(now))
+            AND t.device_id = \(raw: alias).device_id
+            AND (t.expires_at > \(now) OR t.refresh_expires_at > \(now)))
         """
     }
 

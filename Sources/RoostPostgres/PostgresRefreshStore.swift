@@ -1,0 +1,4 @@
+import RoostStore
+
+/// ``RefreshStore`` on PostgreSQL, shared by every instance.
+public typealias PostgresRefreshStore = SQLRefreshStore<PostgresDatabase>

@@ -1,0 +1,4 @@
+import RoostStore
+
+/// ``RefreshStore`` on the SQLite database.
+public typealias SQLiteRefreshStore = SQLRefreshStore<SQLiteDatabase>
