@@ -159,7 +159,11 @@ struct ServeOption: Sendable {
             flag: "--access-token-lifetime", variable: "ROOST_ACCESS_TOKEN_LIFETIME", valueName: "DURATION",
             help: "how long an access token of a session that refreshes lives, e.g. 15m (default 15m)"
         ) {
-            $0.accessTokenLifetime = try duration($1, flag: "--access-token-lifetime")
+            let message = "--access-token-lifetime takes a duration from 1m to 1d such as 15m, not '\($1)'"
+            guard let seconds = try? duration($1, flag: "--access-token-lifetime"),
+                (60...86_400).contains(seconds)
+            else { throw UsageError(message: message) }
+            $0.accessTokenLifetime = seconds
         },
         ServeOption(
             flag: "--access-log", variable: "ROOST_ACCESS_LOG", valueName: "on|off",

@@ -39,6 +39,28 @@ struct CommandLineTests {
                 ["serve", "--token-lifetime", "forever"],
                 "--token-lifetime takes a duration such as 30d, 12h or 3600, not 'forever'"
             ),
+            (
+                ["serve", "--refresh-tokens", "sometimes"],
+                "--refresh-tokens takes off, optional or always, not 'sometimes'"
+            ),
+            (
+                ["serve", "--access-token-lifetime", "30s"],
+                "--access-token-lifetime takes a duration from 1m to 1d such as 15m, not '30s'"
+            ),
+            (
+                ["serve", "--access-token-lifetime", "2d"],
+                "--access-token-lifetime takes a duration from 1m to 1d such as 15m, not '2d'"
+            ),
+            (
+                ["serve", "--smtp-starttls", "maybe"],
+                "--smtp-starttls takes 'required', 'optional' or 'off', not 'maybe'"
+            ),
+            (["serve", "--mail-from", "nobody"], "--mail-from takes an address such as noreply@example.com"),
+            (
+                ["serve", "--mail-from", "a@example.com"],
+                "--smtp-user, --smtp-password-file and --mail-from need --smtp-url"
+            ),
+            (["serve", "--smtp-url", "smtp://127.0.0.1:25"], "--smtp-url needs --mail-from"),
             (["frobnicate"], "unknown command 'frobnicate'"),
             (["users", "create"], "'roost users create' takes one user name"),
         ])
