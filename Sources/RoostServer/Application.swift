@@ -154,7 +154,7 @@ public final class Application: Sendable {
             host: configuration.host, port: configuration.port, loopCount: configuration.loopCount,
             limits: limits,
             readTimeout: configuration.readTimeout,
-            idleTimeout: configuration.idleTimeout,
+            idleTimeout: configuration.idleTimeout, writeTimeout: configuration.writeTimeout,
             accessLog: configuration.accessLog
                 ? (configuration.accessLogSink.map { AccessLog(format: configuration.logFormat, sink: $0) }
                     ?? AccessLog(format: configuration.logFormat)) : nil,

@@ -22,6 +22,8 @@ public struct ServerConfiguration: Sendable {
     public var maxBlobBytes = 50 * 1024 * 1024
     public var readTimeout = 30
     public var idleTimeout = 60
+    /// Seconds an answer may wait for the client to read before the connection is closed.
+    public var writeTimeout = 60
     /// Open connections at most (`--max-connections`); nil derives it from the descriptor limit.
     public var maxConnections: Int?
     /// Open connections from one client address at most (`--max-connections-per-client`).

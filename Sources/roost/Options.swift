@@ -75,6 +75,13 @@ struct ServeOption: Sendable {
             $0.idleTimeout = try integer($1, flag: "--idle-timeout", range: 1...3600)
         },
         ServeOption(
+            flag: "--write-timeout", variable: "ROOST_WRITE_TIMEOUT", valueName: "SECONDS",
+            help:
+                "time an answer may wait for the client to read any of it before the connection is closed (default 60)"
+        ) {
+            $0.writeTimeout = try integer($1, flag: "--write-timeout", range: 1...3600)
+        },
+        ServeOption(
             flag: "--query-timeout", variable: "ROOST_QUERY_TIMEOUT", valueName: "SECONDS",
             help: "time one list, query, count or random pick may run before 503 query_timeout (default 5)"
         ) {

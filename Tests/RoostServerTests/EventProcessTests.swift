@@ -23,6 +23,10 @@ struct EventProcessTests {
             arguments: [
                 "--app", try writeOpenDefinition(beside: directory), "--events-buffer", "64KiB",
                 "--events-slow-reader-timeout", "1",
+                // The readers read only after the 400 writes, which under the whole suite's load
+                // took over 60 s: past the default write timeout the connection is closed with the
+                // farewell still queued behind the unread bytes.
+                "--write-timeout", "900",
             ])
         let client = TestHTTPClient(port: server.port)
         let pid = server.process.pid
