@@ -1,0 +1,76 @@
+import Foundation
+import RoostClient
+import RoostTestSupport
+import Synchronization
+
+/// Forwards to the real server over URLSession; a test can take the network away (all of it,
+/// or only for `POST /ff/refresh`) and act after an answer arrives, as a phone's network would.
+final class SwitchableTransport: Transport {
+    let inner: URLSessionTransport
+    private let offline = Atomic<Bool>(false)
+    private let refreshOffline = Atomic<Bool>(false)
+    private let tokens = Mutex<[String]>([])
+    private let onAnswer: @Sendable (TransportRequest, TransportResponse) -> Void
+
+    init(
+        port: Int, onAnswer: @escaping @Sendable (TransportRequest, TransportResponse) -> Void = { _, _ in }
+    ) {
+        inner = URLSessionTransport(serverURL: URL(string: "http://127.0.0.1:\(port)")!, timeout: 30)
+        self.onAnswer = onAnswer
+    }
+
+    /// Whether nothing reaches the server.
+    func setOffline(_ value: Bool) { offline.store(value, ordering: .relaxed) }
+    /// Whether exchanges of refresh tokens fail before reaching the server.
+    func setRefreshOffline(_ value: Bool) { refreshOffline.store(value, ordering: .relaxed) }
+    /// The bearer tokens requests carried, in order.
+    var sentTokens: [String] { tokens.withLock { $0 } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if offline.load(ordering: .relaxed)
+            || (request.path == "/ff/refresh" && refreshOffline.load(ordering: .relaxed))
+        {
+            throw RoostError(status: nil, code: "network_unreachable", message: "offline")
+        }
+        if let bearer = request.headers["Authorization"], bearer.hasPrefix("Bearer ") {
+            tokens.withLock { $0.append(String(bearer.dropFirst(7))) }
+        }
+        let response = try await inner.send(request)
+        onAnswer(request, response)
+        return response
+    }
+}
+
+/// The time of `clock`, as the SDK reads it.
+func dates(of clock: ManualWallClock) -> @Sendable () -> Date {
+    { Date(timeIntervalSince1970: Double(clock.nowMilliseconds()) / 1000) }
+}
+
+/// A client that asks for refresh tokens and reads the time from `clock`.
+func makeRefreshingClient(
+    port: Int, clock: ManualWallClock, storage: String = TestServer.makeTemporaryDirectory(),
+    transport: (any Transport)? = nil, requests: Bool = true
+) throws -> Roost {
+    try makeClient(port: port, storage: storage, transport: transport) { configuration in
+        configuration.requestsRefreshTokens = requests
+        configuration.now = dates(of: clock)
+    }
+}
+
+/// The credential a client keeps in its storage folder's file, nil when there is none.
+func storedCredential(in storage: String) throws -> Credential? {
+    guard let data = FileManager.default.contents(atPath: storage + "/credential.json") else { return nil }
+    return try JSONDecoder().decode(Credential.self, from: data)
+}
+
+extension TestServer {
+    /// How many refresh tokens the server exchanged (its /metrics).
+    func exchanges() async throws -> Int { try await answered(route: "/ff/refresh", status: 200) }
+
+    /// Exchanges `refreshToken` as another device would; the answer's status and code.
+    func exchange(_ refreshToken: String) async throws -> (Int, String?) {
+        let response = try await client.send(
+            "POST", "/ff/refresh", json: #"{"refreshToken":"\#(refreshToken)"}"#)
+        return (response.status, response.json["code"] as? String)
+    }
+}
