@@ -249,6 +249,29 @@ import Testing
             try await server.exchange(try #require(rotated.refreshToken)) == (401, "invalid_refresh_token"))
     }
 
+    @Test func aChangeStreamGoesOnAcrossAnExpiry() async throws {
+        let serverClock = ManualWallClock()
+        let server = try await makeRefreshingServer(clock: serverClock)
+        let client = try makeRefreshingClient(port: server.port, clock: ManualWallClock())
+        try await client.register(userName: "jo", password: "correct horse")
+        let recorder = ChangeRecorder<Note>()
+        let reading = recorder.record(client.changes(of: Note.self))
+        defer { reading.cancel() }
+        #expect(await server.openEventStreams(becomes: 1))
+        try await server.createNote("before")
+        #expect(await recorder.wait(for: 1).count == 1)
+
+        // The server ends the stream as its token expires; it reopens after one exchange and
+        // resumes where it left off.
+        serverClock.advance(seconds: 61)
+        #expect(await eventually(within: 30) { (try? await server.exchanges()) == 1 })
+        #expect(await server.openEventStreams(becomes: 1))
+        try await server.createNote("after")
+        #expect(labels(await recorder.wait(for: 2), \.text) == ["created before", "created after"])
+        #expect(await client.isLoggedIn)
+        #expect(try await server.exchanges() == 1)
+    }
+
     @Test func aServerThatAlwaysRefreshesIsFollowedWithoutAsking() async throws {
         let clock = ManualWallClock()
         let server = try await makeRefreshingServer(clock: clock, always: true)

@@ -76,7 +76,8 @@ func makeSingleDevicePushServer(sendingTo gateway: FakeAPNs) async throws -> Tes
 }
 
 /// A server on `clock` whose logins may ask for refresh tokens (every login gets one with
-/// `always`), with one-minute access tokens (`--access-token-lifetime 1m`).
+/// `always`), with one-minute access tokens (`--access-token-lifetime 1m`), and whose streams
+/// check their tokens every 100 ms.
 func makeRefreshingServer(clock: ManualWallClock, always: Bool = false) async throws -> TestServer {
     let definition = try AppDefinition.parse(Array(openDefinition.utf8))
     return try await TestServer { configuration in
@@ -85,5 +86,6 @@ func makeRefreshingServer(clock: ManualWallClock, always: Bool = false) async th
         configuration.clock = clock
         configuration.refreshMode = always ? .always : .optional
         configuration.accessTokenLifetime = 60
+        configuration.events.heartbeat = .milliseconds(100)
     }
 }
