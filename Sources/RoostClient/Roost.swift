@@ -172,8 +172,7 @@ public actor Roost {
 
     func forgetCredential() {
         credential = nil
-        refresh.access = nil
-        refresh.unsaved = false
+        refresh.reset()
         currentUser = nil
         try? credentials.clear()
         cache.removeAll()
@@ -189,8 +188,7 @@ public actor Roost {
             throw RoostError.storageFailed("store the token", error)
         }
         self.credential = credential
-        refresh.access = access
-        refresh.unsaved = false
+        refresh.reset(access: access)
         currentUser = user
         wakeDelivery()
     }

@@ -154,9 +154,24 @@ import Testing
         #expect(await client.pendingOperations.count == 2)
         #expect(await client.isLoggedIn, "no answer is not a sign-out")
         #expect(try storedCredential(in: storage) == before)
+        // Backing off: 0.5 s (reconnectDelay) after the first failure, then 1 s.
+        #expect(transport.refreshAttempts == 1)
+        clock.advance(milliseconds: 600)
+        #expect(await client.flush().state == .retrying(after: 0.1))
+        #expect(transport.refreshAttempts == 2)
+        do {
+            _ = try await client.create(Note(text: "now"))
+            Issue.record("created without a token")
+        } catch let error as RoostError {
+            #expect(error.code == .networkUnreachable)
+            #expect(error.details["retryAfter"] == .number(1))
+        }
+        #expect(transport.refreshAttempts == 2)
 
         transport.setRefreshOffline(false)
+        clock.advance(milliseconds: 1000)
         #expect(await client.flush() == FlushResult(delivered: 2, failed: 0, state: .idle))
+        #expect(transport.refreshAttempts == 3)
         #expect(try await server.exchanges() == 1)
         #expect(try await server.count("Note") == 2)
     }

@@ -10,6 +10,7 @@ final class SwitchableTransport: Transport {
     private let offline = Atomic<Bool>(false)
     private let refreshOffline = Atomic<Bool>(false)
     private let tokens = Mutex<[String]>([])
+    private let exchangeAttempts = Atomic<Int>(0)
     private let onAnswer: @Sendable (TransportRequest, TransportResponse) -> Void
 
     init(
@@ -25,8 +26,11 @@ final class SwitchableTransport: Transport {
     func setRefreshOffline(_ value: Bool) { refreshOffline.store(value, ordering: .relaxed) }
     /// The bearer tokens requests carried, in order.
     var sentTokens: [String] { tokens.withLock { $0 } }
+    /// How many exchanges the client tried, answered or not.
+    var refreshAttempts: Int { exchangeAttempts.load(ordering: .relaxed) }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if request.path == "/ff/refresh" { exchangeAttempts.add(1, ordering: .relaxed) }
         if offline.load(ordering: .relaxed)
             || (request.path == "/ff/refresh" && refreshOffline.load(ordering: .relaxed))
         {

@@ -19,6 +19,18 @@ struct RefreshState {
     /// The credential store missed the latest rotation (its save failed): saved again before
     /// the refresh token is used.
     var unsaved = false
+    /// Exchanges in a row that got no answer, and when the next may run: the wait doubles from
+    /// `reconnectDelay` up to `maxReconnectDelay`, as a change stream's does.
+    var failures = 0
+    var retryAt: Date?
+
+    /// A new session: nothing to wait for.
+    mutating func reset(access: AccessToken? = nil) {
+        self.access = access
+        unsaved = false
+        failures = 0
+        retryAt = nil
+    }
 }
 
 /// What a refresh-token exchange came to.
@@ -132,6 +144,10 @@ extension Roost {
     /// Runs one exchange at a time: a caller that comes while one runs waits for its outcome.
     func exchangeOnce() async -> ExchangeOutcome {
         if let running = refresh.exchange { return await running.value }
+        if let retryAt = refresh.retryAt {
+            let wait = retryAt.timeIntervalSince(configuration.now())
+            if wait > 0 { return .unreachable(RoostError.refreshBackingOff(wait)) }
+        }
         let exchange = Task {
             let outcome = await self.exchangeRefreshToken()
             // Cleared on the actor as the exchange ends, so no later caller joins a finished one.
@@ -165,11 +181,14 @@ extension Roost {
         do {
             response = try await transport.send(request)
         } catch {
+            backOff(from: sentAt)
             return .unreachable(error as? RoostError ?? RoostError.refreshUnreachable)
         }
         guard credential?.sessionId == session.sessionId, credential?.refreshToken == presented else {
             return .superseded
         }
+        refresh.failures = 0
+        refresh.retryAt = nil
         guard response.status == 200 else {
             // Expired, revoked, or exchanged before (here or by a thief): the session is over.
             if !RoostError.from(response).isTransient { forgetCredential() }
@@ -179,6 +198,7 @@ extension Roost {
             let next = issued.refreshToken
         else {
             // Not Roost's answer (a proxy's page, say): the token may still be live; try later.
+            backOff(from: sentAt)
             return .unreachable(RoostError.from(response))
         }
         session.refreshToken = next
@@ -193,9 +213,23 @@ extension Roost {
         refresh.access = accessToken(issued.token, lifetime: issued.lifetime, from: sentAt)
         return .renewed
     }
+
+    private func backOff(from start: Date) {
+        refresh.failures += 1
+        let doubled = configuration.reconnectDelay * Double(1 << min(refresh.failures - 1, 16))
+        refresh.retryAt = start.addingTimeInterval(min(doubled, configuration.maxReconnectDelay))
+    }
 }
 
 extension RoostError {
+    static func refreshBackingOff(_ seconds: TimeInterval) -> RoostError {
+        RoostError(
+            status: nil, code: Code.networkUnreachable,
+            message:
+                "The session could not be renewed: the server could not be reached. The next try is in \(Int(seconds.rounded(.up))) s.",
+            details: ["retryAfter": .number(seconds.rounded(.up))])
+    }
+
     static let refreshUnreachable = RoostError(
         status: nil, code: Code.networkUnreachable,
         message: "The session could not be renewed: the server cannot be reached. It is tried again later.")
