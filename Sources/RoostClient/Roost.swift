@@ -109,10 +109,7 @@ public actor Roost {
         case .token(let token): sent = token
         }
         var response = try await carry(authorized(request, with: sent), transfer: transfer)
-        if response.status == 401, credential?.refreshes == true,
-            RoostError.from(response).code == .tokenExpired
-        {
-            // Expired sooner than this device's clock said, or while the request waited.
+        if response.status == 401, renews(sent, refusedWith: RoostError.from(response)) {
             switch try await bearer(for: user, replacing: sent) {
             case .none: return response
             case .refused(let answer): return answer
@@ -121,7 +118,7 @@ public actor Roost {
                 response = try await carry(authorized(request, with: sent), transfer: transfer)
             }
         }
-        if response.status == 401, sent == currentToken, RoostError.from(response).code == .invalidToken {
+        if response.status == 401, sent == currentToken, ends(RoostError.from(response)) {
             // Expired or revoked: keeping it would fail every request the same way.
             forgetCredential()
         }
@@ -137,6 +134,20 @@ public actor Roost {
         case .download(let file, let progress):
             try await transport.download(request, toFile: file, progress: progress)
         }
+    }
+
+    /// Whether a request refused with `sent` goes once more with a renewed token: it expired
+    /// sooner than this device's clock said or while the request waited, or an exchange replaced
+    /// it (which kills it) while the request was on its way.
+    func renews(_ sent: String, refusedWith refusal: RoostError) -> Bool {
+        guard credential?.refreshes == true else { return false }
+        return refusal.code == .tokenExpired || (refusal.code == .invalidToken && sent != currentToken)
+    }
+
+    /// Whether a refusal of the held token ends the session here: revoked, or expired with no
+    /// refresh token to renew it.
+    func ends(_ refusal: RoostError) -> Bool {
+        refusal.code == .invalidToken || (refusal.code == .tokenExpired && credential?.refreshes == false)
     }
 
     func authorized(_ request: TransportRequest, with token: String) -> TransportRequest {

@@ -48,8 +48,28 @@ import Testing
     @Test func tenRequestsRefusedAsExpiredShareOneExchange() async throws {
         let serverClock = ManualWallClock()
         let server = try await makeRefreshingServer(clock: serverClock)
+        // Each access token an exchange issued, with the refresh token issued beside it; a request
+        // that carries one finds that refresh token already stored.
+        let storage = TestServer.makeTemporaryDirectory()
+        let issued = Mutex<[String: String]>([:])
+        let unstored = Atomic<Int>(0)
+        let transport = SwitchableTransport(port: server.port) { request in
+            guard let bearer = request.headers["Authorization"]?.dropFirst(7),
+                let refresh = issued.withLock({ $0[String(bearer)] })
+            else { return }
+            if (try? storedCredential(in: storage))??.refreshToken != refresh {
+                unstored.add(1, ordering: .relaxed)
+            }
+        } onAnswer: { request, response in
+            guard request.path == "/ff/refresh", response.status == 200,
+                let pair = try? JSONDecoder().decode([String: JSON].self, from: response.body),
+                let token = pair["token"]?.stringValue, let refresh = pair["refreshToken"]?.stringValue
+            else { return }
+            issued.withLock { $0[token] = refresh }
+        }
         // The device's clock stays behind: the server's 401 `token_expired` starts the exchange.
-        let client = try makeRefreshingClient(port: server.port, clock: ManualWallClock())
+        let client = try makeRefreshingClient(
+            port: server.port, clock: ManualWallClock(), storage: storage, transport: transport)
         try await client.register(userName: "bob", password: "correct horse")
         let note = try await client.create(Note(text: "shared"))
         serverClock.advance(seconds: 61)
@@ -68,6 +88,10 @@ import Testing
         let expired = try await server.answered(route: objectRoute, status: 401)
         #expect((1...10).contains(expired), "each request is refused at most once")
         #expect(await client.isLoggedIn)
+        #expect(issued.withLock { $0.count } == 1)
+        let renewed = transport.sentTokens.filter { token in issued.withLock { $0[token] } != nil }
+        #expect(renewed.count == expired, "each refused request sent once more with the new token")
+        #expect(unstored.load(ordering: .relaxed) == 0, "the rotated refresh token is stored before use")
     }
 
     @Test func tenRequestsDueForRenewalShareOneExchange() async throws {
@@ -95,13 +119,15 @@ import Testing
         let server = try await makeRefreshingServer(clock: serverClock)
         // After the third create lands, the server's clock passes the access token's expiry.
         let creates = Atomic<Int>(0)
-        let transport = SwitchableTransport(port: server.port) { request, response in
-            if request.method == "POST", request.path.hasPrefix("/ff/resources/"), response.status == 201,
-                creates.add(1, ordering: .relaxed).newValue == 3
-            {
-                serverClock.advance(seconds: 61)
-            }
-        }
+        let transport = SwitchableTransport(
+            port: server.port,
+            onAnswer: { request, response in
+                if request.method == "POST", request.path.hasPrefix("/ff/resources/"), response.status == 201,
+                    creates.add(1, ordering: .relaxed).newValue == 3
+                {
+                    serverClock.advance(seconds: 61)
+                }
+            })
         let storage = TestServer.makeTemporaryDirectory()
         let client = try makeRefreshingClient(
             port: server.port, clock: ManualWallClock(), storage: storage, transport: transport)

@@ -11,12 +11,15 @@ final class SwitchableTransport: Transport {
     private let refreshOffline = Atomic<Bool>(false)
     private let tokens = Mutex<[String]>([])
     private let exchangeAttempts = Atomic<Int>(0)
+    private let onSend: @Sendable (TransportRequest) -> Void
     private let onAnswer: @Sendable (TransportRequest, TransportResponse) -> Void
 
     init(
-        port: Int, onAnswer: @escaping @Sendable (TransportRequest, TransportResponse) -> Void = { _, _ in }
+        port: Int, onSend: @escaping @Sendable (TransportRequest) -> Void = { _ in },
+        onAnswer: @escaping @Sendable (TransportRequest, TransportResponse) -> Void = { _, _ in }
     ) {
         inner = URLSessionTransport(serverURL: URL(string: "http://127.0.0.1:\(port)")!, timeout: 30)
+        self.onSend = onSend
         self.onAnswer = onAnswer
     }
 
@@ -39,6 +42,7 @@ final class SwitchableTransport: Transport {
         if let bearer = request.headers["Authorization"], bearer.hasPrefix("Bearer ") {
             tokens.withLock { $0.append(String(bearer.dropFirst(7))) }
         }
+        onSend(request)
         let response = try await inner.send(request)
         onAnswer(request, response)
         return response

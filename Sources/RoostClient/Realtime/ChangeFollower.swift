@@ -183,8 +183,8 @@ extension Roost {
         case .token(let token): sent = token
         }
         var opened = try await attemptStream(request, token: sent)
-        if case .failure(let error) = opened, error.status == 401, error.code == .tokenExpired,
-            credential?.refreshes == true
+        if case .failure(let error) = opened, error.status == 401, let token = sent,
+            renews(token, refusedWith: error)
         {
             switch try await bearer(for: nil, replacing: sent) {
             case .none: break
@@ -197,7 +197,7 @@ extension Roost {
         switch opened {
         case .success(let stream): return stream
         case .failure(let error):
-            if error.status == 401, let sent, sent == currentToken, error.code == .invalidToken {
+            if error.status == 401, let sent, sent == currentToken, ends(error) {
                 forgetCredential()
             }
             throw error
