@@ -57,9 +57,10 @@ func dates(of clock: ManualWallClock) -> @Sendable () -> Date {
 /// A client that asks for refresh tokens and reads the time from `clock`.
 func makeRefreshingClient(
     port: Int, clock: ManualWallClock, storage: String = TestServer.makeTemporaryDirectory(),
-    transport: (any Transport)? = nil, requests: Bool = true
+    transport: (any Transport)? = nil, credentials: (any CredentialStore)? = nil, requests: Bool = true
 ) throws -> Roost {
-    try makeClient(port: port, storage: storage, transport: transport) { configuration in
+    try makeClient(port: port, storage: storage, transport: transport, credentials: credentials) {
+        configuration in
         configuration.requestsRefreshTokens = requests
         configuration.now = dates(of: clock)
     }
@@ -81,4 +82,29 @@ extension TestServer {
             "POST", "/ff/refresh", json: #"{"refreshToken":"\#(refreshToken)"}"#)
         return (response.status, response.json["code"] as? String)
     }
+}
+
+/// The client's usual credential file, whose next saves can be made to fail (a full disk).
+final class FailingCredentialStore: CredentialStore {
+    let inner: FileCredentialStore
+    private let failing = Atomic<Int>(0)
+
+    init(storage: String) {
+        inner = FileCredentialStore(path: storage + "/credential.json")
+    }
+
+    /// Makes the next `count` saves fail.
+    func failSaves(_ count: Int) { failing.store(count, ordering: .relaxed) }
+
+    func load() throws -> Credential? { try inner.load() }
+
+    func save(_ credential: Credential) throws {
+        if failing.load(ordering: .relaxed) > 0 {
+            failing.subtract(1, ordering: .relaxed)
+            throw CocoaError(.fileWriteOutOfSpace)
+        }
+        try inner.save(credential)
+    }
+
+    func clear() throws { try inner.clear() }
 }
