@@ -48,7 +48,8 @@ public struct Credential: Codable, Sendable, Equatable {
 public protocol CredentialStore: Sendable {
     /// The stored credential, nil when logged out.
     func load() throws -> Credential?
-    /// Replaces the stored credential.
+    /// Replaces the stored credential, atomically: a session that refreshes saves each rotated
+    /// refresh token, and a crash mid-save must leave the old one or the new one.
     func save(_ credential: Credential) throws
     /// Forgets the credential.
     func clear() throws
@@ -130,13 +131,21 @@ public struct FileCredentialStore: CredentialStore {
             return try? JSONDecoder().decode(Credential.self, from: data)
         }
 
-        /// Replaces the stored credential.
+        /// Replaces the stored credential in place (one Keychain call), so that a crash leaves the
+        /// old credential or the new one, never none: a rotated refresh token is saved this way.
         public func save(_ credential: Credential) throws {
-            try clear()
-            var attributes = query
-            attributes[kSecValueData as String] = try JSONEncoder().encode(credential)
-            attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-            let status = SecItemAdd(attributes as CFDictionary, nil)
+            let data = try JSONEncoder().encode(credential)
+            let changes: [String: Any] = [
+                kSecValueData as String: data,
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+            ]
+            var status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+            if status == errSecItemNotFound {
+                var attributes = query
+                attributes[kSecValueData as String] = data
+                attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+                status = SecItemAdd(attributes as CFDictionary, nil)
+            }
             guard status == errSecSuccess else {
                 throw RoostError(
                     status: nil, code: RoostError.Code.storageFailed,
