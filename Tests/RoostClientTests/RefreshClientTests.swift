@@ -172,34 +172,39 @@ import Testing
         try await client.register(userName: "dan", password: "correct horse")
         let before = try #require(try storedCredential(in: storage))
 
-        clock.advance(seconds: 61)
+        // Due for renewal but not expired: the exchange fails, the old token still serves.
+        clock.advance(seconds: 31)
         transport.setRefreshOffline(true)
+        _ = try await client.create(Note(text: "early"))
+        #expect(transport.refreshAttempts == 1)
+
+        // Expired, and the back-off (0.5 s, reconnectDelay) over: one more try, then 1 s.
+        clock.advance(seconds: 30)
         _ = try await client.create(Note(text: "a"), policy: .queueWhenOffline)
         _ = try await client.create(Note(text: "b"), policy: .queueWhenOffline)
         #expect(await client.flush().state == .retrying(after: 0.1))
+        #expect(transport.refreshAttempts == 2)
         #expect(await client.pendingOperations.count == 2)
         #expect(await client.isLoggedIn, "no answer is not a sign-out")
         #expect(try storedCredential(in: storage) == before)
-        // Backing off: 0.5 s (reconnectDelay) after the first failure, then 1 s.
-        #expect(transport.refreshAttempts == 1)
-        clock.advance(milliseconds: 600)
+        clock.advance(milliseconds: 1100)
         #expect(await client.flush().state == .retrying(after: 0.1))
-        #expect(transport.refreshAttempts == 2)
+        #expect(transport.refreshAttempts == 3)
         do {
             _ = try await client.create(Note(text: "now"))
             Issue.record("created without a token")
         } catch let error as RoostError {
             #expect(error.code == .networkUnreachable)
-            #expect(error.details["retryAfter"] == .number(1))
+            #expect(error.details["retryAfter"] == .number(2))
         }
-        #expect(transport.refreshAttempts == 2)
+        #expect(transport.refreshAttempts == 3)
 
         transport.setRefreshOffline(false)
-        clock.advance(milliseconds: 1000)
+        clock.advance(seconds: 2)
         #expect(await client.flush() == FlushResult(delivered: 2, failed: 0, state: .idle))
-        #expect(transport.refreshAttempts == 3)
+        #expect(transport.refreshAttempts == 4)
         #expect(try await server.exchanges() == 1)
-        #expect(try await server.count("Note") == 2)
+        #expect(try await server.count("Note") == 3)
     }
 
     @Test func reuseElsewhereSignsOutAndKeepsTheQueueForItsOwner() async throws {
@@ -225,6 +230,11 @@ import Testing
 
         transport.setOffline(false)
         clock.advance(seconds: 61)
+        let asked = Mutex<[String]>([])
+        await client.setLoginHandler { error in
+            asked.withLock { $0.append(error.code.rawValue) }
+            return false
+        }
         let events = await client.queueEvents()
         do {
             _ = try await client.fetch(Note.self, guid: note.guid, cachePolicy: .networkOnly)
@@ -233,6 +243,7 @@ import Testing
             #expect(error.status == 401)
             #expect(error.code == .invalidRefreshToken)
         }
+        #expect(asked.withLock { $0 } == ["invalid_refresh_token"], "the app's login handler was asked")
         #expect(await !client.isLoggedIn)
         #expect(await client.currentUser == nil)
         #expect(try storedCredential(in: storage) == nil)
@@ -290,67 +301,6 @@ import Testing
             try await server.exchange(try #require(rotated.refreshToken)) == (401, "invalid_refresh_token"))
     }
 
-    @Test func aRotationTheStoreMissedIsSavedBeforeTheNextExchange() async throws {
-        let clock = ManualWallClock()
-        let server = try await makeRefreshingServer(clock: clock)
-        let storage = TestServer.makeTemporaryDirectory()
-        let store = FailingCredentialStore(storage: storage)
-        // Whether each exchange presented the refresh token the store held at that moment.
-        let presentedStored = Mutex<[Bool]>([])
-        let transport = SwitchableTransport(
-            port: server.port,
-            onSend: { request in
-                guard request.path == "/ff/refresh", let body = request.body,
-                    let presented = try? JSONDecoder().decode([String: String].self, from: body)[
-                        "refreshToken"]
-                else { return }
-                let stored = (try? storedCredential(in: storage))??.refreshToken
-                presentedStored.withLock { $0.append(stored == presented) }
-            })
-        let client = try makeRefreshingClient(
-            port: server.port, clock: clock, storage: storage, transport: transport, credentials: store)
-        try await client.register(userName: "kim", password: "correct horse")
-        let first = try #require(try storedCredential(in: storage)?.refreshToken)
-
-        // The disk refuses the rotated token: the request goes on with the pair held in memory.
-        store.failSaves(1)
-        clock.advance(seconds: 61)
-        _ = try await client.create(Note(text: "one"))
-        #expect(try storedCredential(in: storage)?.refreshToken == first)
-
-        // Saved again before it is exchanged, so the store holds it for as short a time as can be.
-        clock.advance(seconds: 61)
-        _ = try await client.create(Note(text: "two"))
-        #expect(presentedStored.withLock { $0 } == [true, true])
-        #expect(try await server.exchanges() == 2)
-        #expect(
-            try await server.answered(route: "/ff/refresh", status: 401) == 0, "no exchanged token presented")
-        let third = try #require(try storedCredential(in: storage)?.refreshToken)
-        #expect(third != first)
-        #expect(await client.isLoggedIn)
-        #expect(try await server.count("Note") == 2)
-    }
-
-    @Test func twoClientsOnOneStoreFollowEachOthersRotations() async throws {
-        let clock = ManualWallClock()
-        let server = try await makeRefreshingServer(clock: clock)
-        let storage = TestServer.makeTemporaryDirectory()
-        let app = try makeRefreshingClient(port: server.port, clock: clock, storage: storage)
-        try await app.register(userName: "lee", password: "correct horse")
-        // An extension, say: the same credential store, launched after the login.
-        let widget = try makeRefreshingClient(port: server.port, clock: clock, storage: storage)
-        for round in 1...2 {
-            clock.advance(seconds: 61)
-            _ = try await app.create(Note(text: "app \(round)"))
-            _ = try await widget.create(Note(text: "widget \(round)"))
-        }
-        #expect(try await server.exchanges() == 4)
-        #expect(try await server.answered(route: "/ff/refresh", status: 401) == 0)
-        #expect(await app.isLoggedIn)
-        #expect(await widget.isLoggedIn)
-        #expect(try await server.count("Note") == 4)
-    }
-
     @Test func aChangeStreamGoesOnAcrossAnExpiry() async throws {
         let serverClock = ManualWallClock()
         let server = try await makeRefreshingServer(clock: serverClock)
@@ -372,27 +322,5 @@ import Testing
         #expect(labels(await recorder.wait(for: 2), \.text) == ["created before", "created after"])
         #expect(await client.isLoggedIn)
         #expect(try await server.exchanges() == 1)
-    }
-
-    @Test func aServerThatAlwaysRefreshesIsFollowedWithoutAsking() async throws {
-        let clock = ManualWallClock()
-        let server = try await makeRefreshingServer(clock: clock, always: true)
-        let storage = TestServer.makeTemporaryDirectory()
-        let client = try makeRefreshingClient(
-            port: server.port, clock: clock, storage: storage, requests: false)
-        try await client.register(userName: "hana", password: "correct horse")
-        #expect(try storedCredential(in: storage)?.refreshes == true)
-        clock.advance(seconds: 61)
-        _ = try await client.create(Note(text: "later"))
-        #expect(try await server.exchanges() == 1)
-
-        // Without refresh tokens on the server, asking changes nothing: one stored token.
-        let plain = try await makeServer()
-        let other = TestServer.makeTemporaryDirectory()
-        let asking = try makeRefreshingClient(port: plain.port, clock: clock, storage: other)
-        try await asking.register(userName: "ida", password: "correct horse")
-        let credential = try #require(try storedCredential(in: other))
-        #expect(!credential.refreshes)
-        #expect(!credential.token.isEmpty)
     }
 }
