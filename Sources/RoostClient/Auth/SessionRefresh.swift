@@ -190,9 +190,10 @@ extension Roost {
         refresh.failures = 0
         refresh.retryAt = nil
         guard response.status == 200 else {
+            if RoostError.from(response).isTransient { return .refused(response) }
             // Expired, revoked, or exchanged before (here or by a thief): the session is over.
-            if !RoostError.from(response).isTransient { forgetCredential() }
-            return .refused(response)
+            forgetCredential()
+            return .refused(Self.sessionEnded(by: response))
         }
         guard let issued = try? Wire.decode(IssuedTokens.self, from: response.body),
             let next = issued.refreshToken
@@ -212,6 +213,21 @@ extension Roost {
         credential = session
         refresh.access = accessToken(issued.token, lifetime: issued.lifetime, from: sentAt)
         return .renewed
+    }
+
+    /// The refusal as the 401 it means for the request that waited: any other status (a server
+    /// without `/ff/refresh` answers 404) would make the queue drop or settle a write.
+    static func sessionEnded(by refusal: TransportResponse) -> TransportResponse {
+        guard refusal.status != 401 else { return refusal }
+        let body: JSON = [
+            "status": 401, "code": .string(ErrorCode.invalidRefreshToken.rawValue),
+            "message": .string(
+                "The server refused the refresh token (HTTP \(refusal.status)); log in again."),
+            "details": ["exchangeStatus": .number(Double(refusal.status))],
+        ]
+        return TransportResponse(
+            status: 401, headers: ["Content-Type": "application/json"],
+            body: (try? Wire.encoder.encode(body)) ?? Data())
     }
 
     private func backOff(from start: Date) {
