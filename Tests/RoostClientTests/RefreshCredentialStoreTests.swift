@@ -79,6 +79,19 @@ import Testing
         _ = try await client.create(Note(text: "later"))
         #expect(try await server.exchanges() == 1)
 
+        // Seed 003's token resource, on another device: the same kind of session.
+        let devicePath = TestServer.makeTemporaryDirectory()
+        let device = try makeRefreshingClient(port: server.port, clock: clock, storage: devicePath)
+        let issued = try await device.issueToken(identifier: "hana", password: "correct horse")
+        let stored = try #require(try storedCredential(in: devicePath))
+        #expect(stored.refreshes)
+        #expect(stored.sessionId == issued.id)
+        #expect(stored.userName == "hana")
+        #expect(stored.token.isEmpty)
+        clock.advance(seconds: 61)
+        _ = try await device.create(Note(text: "from the device"))
+        #expect(try await server.exchanges() == 2)
+
         // Without refresh tokens on the server, asking changes nothing: one stored token.
         let plain = try await makeServer()
         let other = TestServer.makeTemporaryDirectory()
