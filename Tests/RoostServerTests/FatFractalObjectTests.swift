@@ -158,6 +158,40 @@ import Testing
         #expect((updated.result["ffRefs"] as? [[String: String]])?.count == 1)
     }
 
+    /// FatFractal.js R1.0.4 without autoLoadBlobs leaves `{ffUrl: ".../imageData"}` in a blob
+    /// member it did not load, and an update sends that back as an FFO reference to the object's
+    /// own member: that is the member, unchanged (it was 400 read_only_field).
+    @Test func aReferenceToTheObjectsOwnBlobMemberKeepsTheBlob() async throws {
+        let server = try await makeFatFractalServer()
+        let anna = try await session(server)
+        let created = try await server.client.ff(
+            "POST", "/ff/resources/Celebrity", #"{"clazz":"Celebrity","firstName":"Brad"}"#, anna.authHeaders)
+        let url = try #require(created.result["ffUrl"] as? String)
+        let guid = try #require(created.result["guid"] as? String)
+        let bytes: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 9, 8, 7]
+        let put = try await server.client.send(
+            "PUT", url + "/imageData",
+            headers: [("Data-type", "application/octet-stream"), ("Content-type", "image/png")]
+                + anna.authHeaders,
+            body: bytes)
+        #expect(put.status == 200, "\(put.text)")
+        let body =
+            #"{"clazz":"Celebrity","guid":"\#(guid)","ffUrl":"\#(url)","firstName":"Bradley","ffRefs":[{"name":"imageData","type":"FFO","url":"\#(url)/imageData"}]}"#
+        let updated = try await server.client.ff("PUT", url, body, anna.authHeaders)
+        #expect(updated.status == 200, "\(updated.text)")
+        #expect(updated.result["firstName"] as? String == "Bradley")
+        #expect(
+            updated.result["ffRefs"] as? [[String: String]] == [
+                ["name": "imageData", "type": "FFB", "url": url + "/imageData", "mime": "image/png"]
+            ])
+        #expect(try await server.client.ff("GET", url + "/imageData").body == bytes)
+        // A reference to another object's member is still no reference: refused as before.
+        let other =
+            #"{"clazz":"Celebrity","firstName":"B","ffRefs":[{"name":"imageData","type":"FFO","url":"/ff/resources/Celebrity/x1/imageData"}]}"#
+        let refused = try await server.client.ff("PUT", url, other, anna.authHeaders)
+        #expect(refused.status == 400, "\(refused.text)")
+    }
+
     @Test func ffUserCanEditSaysWhetherTheCallerMayUpdate() async throws {
         let server = try await makeFatFractalServer()
         let anna = try await session(server, "anna")

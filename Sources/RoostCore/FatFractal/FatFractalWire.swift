@@ -31,7 +31,9 @@ public enum FatFractalWire {
 
     /// A create or update body made acceptable: `guid: null`, a temporary `ffUrl` and echoed
     /// metadata are dropped, and `ffRefs` entries of type FFO become Roost references. On an
-    /// update the object's own guid may be echoed too.
+    /// update the object's own guid may be echoed too, and an FFO entry naming the object's own
+    /// member of that name is the member unchanged (FatFractal.js R1.0.4 sends one for each blob
+    /// it did not load).
     public static func lenientBody(_ body: JSONObject, updating guid: String?) -> JSONObject {
         var fields = body
         if let sent = fields["guid"], sent == .null || (guid != nil && sent.stringValue == guid) {
@@ -43,6 +45,7 @@ public enum FatFractalWire {
             guard let reference = entry.objectValue, reference["type"]?.stringValue == "FFO",
                 let name = reference["name"]?.stringValue, let url = reference["url"]?.stringValue
             else { continue }
+            if let guid, isOwnMember(resourcePath(url), guid: guid, name: name) { continue }
             // Blob members (FFB) and collections (FFC) are not fields: blobs have their own URL.
             fields[name] = .object(JSONObject(uniqueMembers: [("ffUrl", .string(resourcePath(url)))]))
         }
@@ -64,6 +67,13 @@ public enum FatFractalWire {
                 member: name, collection: String(parts[3]), guid: String(parts[4]),
                 sourceMember: String(parts[5]))
         }
+    }
+
+    /// Whether `path` is `/ff/resources/C/<guid>/<name>`: the updated object's own member.
+    private static func isOwnMember(_ path: String, guid: String, name: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts[1] == "ff" && parts[2] == "resources" && parts[4] == guid
+            && parts[5] == name
     }
 
     /// `/app/ff/resources/C/g` or a full URL → `/ff/resources/C/g`.
