@@ -1,4 +1,5 @@
 import Foundation
+import RoostStore
 import RoostTestSupport
 import Testing
 
@@ -169,5 +170,76 @@ struct DeployTests {
         #expect(
             !FileManager.default.fileExists(
                 atPath: Self.root.appendingPathComponent("Sources/roost/BuildCommit.swift").path))
+    }
+
+    @Test(
+        "scripts/release.sh packs a snapshot: named by version and commit, checksummed, the same bytes twice, its binary runs"
+    )
+    func releaseSnapshot() async throws {
+        let script = Self.root.appendingPathComponent("scripts/release.sh").path
+        let binary = try RoostProcess.binaryPath()
+        let output = TestServer.makeTemporaryDirectory()
+        let first = try await runProgram(script, ["--snapshot", "--binary", binary, "--output", output])
+        #expect(first.status == 0, "\(first.errorOutput)")
+        let commit = try await runProgram(
+            "/usr/bin/git", ["-C", Self.root.path, "rev-parse", "--short=12", "HEAD"])
+        let arch = try await runProgram("/usr/bin/uname", ["-m"])
+        let name =
+            "roost-\(RoostRelease.version)-dev.\(commit.output.trimmingCharacters(in: .whitespacesAndNewlines))"
+        let archive = "\(name)-linux-\(arch.output.trimmingCharacters(in: .whitespacesAndNewlines)).tar.gz"
+        #expect(first.output.hasPrefix("release: \(output)/\(archive) ("), "\(first.output)")
+        let sums = try String(contentsOfFile: output + "/SHA256SUMS", encoding: .utf8)
+        #expect(sums.hasSuffix("  \(archive)\n"))
+        let check = try await runProgram("/bin/sh", ["-c", "cd '\(output)' && sha256sum -c SHA256SUMS"])
+        #expect(check.status == 0, "\(check.output)\(check.errorOutput)")
+        let listing = try await runProgram("/bin/tar", ["-tzf", output + "/" + archive])
+        let entries = Set(listing.output.split(separator: "\n").map(String.init))
+        for entry in [
+            "bin/roost", "deploy/roost.service", "deploy/roost.env", "README.md", "LICENSE", "CHANGELOG.md",
+            "docs/running.md",
+        ] {
+            #expect(entries.contains("\(name)/\(entry)"), "\(entry)")
+        }
+        // The same commit and binary give the same bytes.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: output + "/" + archive))
+        let again = try await runProgram(script, ["--snapshot", "--binary", binary, "--output", output])
+        #expect(again.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output + "/" + archive)) == bytes)
+        let unpacked = TestServer.makeTemporaryDirectory()
+        #expect(
+            try await runProgram("/bin/tar", ["-xzf", output + "/" + archive, "-C", unpacked]).status == 0)
+        let version = try await runProgram(unpacked + "/\(name)/bin/roost", ["version"])
+        #expect(version.output.hasPrefix("roost \(RoostRelease.version) "))
+    }
+
+    @Test(
+        "scripts/release.sh refuses a binary of another version, unknown options, and a release off its tag")
+    func releaseRefusals() async throws {
+        let script = Self.root.appendingPathComponent("scripts/release.sh").path
+        let output = TestServer.makeTemporaryDirectory()
+        let impostor = output + "/roost"
+        try "#!/bin/sh\necho 'roost 9.9.9 (commit x)'\n".write(
+            toFile: impostor, atomically: true, encoding: .utf8)
+        chmod(impostor, 0o755)
+        let other = try await runProgram(script, ["--snapshot", "--binary", impostor, "--output", output])
+        #expect(other.status == 65)
+        #expect(
+            other.errorOutput
+                == "release: \(impostor) reports 'roost 9.9.9 (commit x)', not version \(RoostRelease.version)\n"
+        )
+        let unknown = try await runProgram(script, ["--bogus"])
+        #expect(unknown.status == 64)
+        #expect(unknown.errorOutput.hasPrefix("release: unknown option '--bogus'\n"))
+        // Off the tag (or with changes), a release is refused before anything is built.
+        let tag = try await runProgram(
+            "/usr/bin/git", ["-C", Self.root.path, "describe", "--exact-match", "--tags", "HEAD"])
+        if tag.output.trimmingCharacters(in: .whitespacesAndNewlines) != "v\(RoostRelease.version)" {
+            let refused = try await runProgram(script, ["--output", output])
+            #expect(refused.status == 65)
+            #expect(refused.errorOutput.hasPrefix("release: "))
+            #expect(refused.errorOutput.hasSuffix("or use --snapshot\n"), "\(refused.errorOutput)")
+        }
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: output) == ["roost"], "nothing was packed")
     }
 }
