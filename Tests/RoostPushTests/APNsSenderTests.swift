@@ -180,8 +180,10 @@ struct APNsSenderTests {
                 if case .retry(nil, let reason) = outcome { return reason.hasPrefix("APNs connection: ") }
                 return false
             }
+            // Every send is answered: delivered, or retry for a stream the GOAWAY cut off. How many
+            // were cut off is the timing's and curl's (it moves streams of a reused connection that
+            // got no byte to the next connection itself): on a loaded machine, sometimes none.
             #expect(retried.count + outcomes.filter(\.isDelivered).count == 100, "\(outcomes)")
-            #expect(retried.count >= 1)
             // The sends cut off are answered; later ones (and those curl moves itself, the streams
             // the GOAWAY refused) go on a second connection.
             #expect(
