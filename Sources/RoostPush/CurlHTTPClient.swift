@@ -13,7 +13,9 @@ public struct HTTPClientRequest: Sendable {
     /// `POST` (with ``body``) or `GET` (without).
     public var method: String
 
-    public init(url: String, headers: [String], body: [UInt8], timeoutMilliseconds: Int, method: String = "POST") {
+    public init(
+        url: String, headers: [String], body: [UInt8], timeoutMilliseconds: Int, method: String = "POST"
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

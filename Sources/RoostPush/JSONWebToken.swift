@@ -110,7 +110,8 @@ extension JSONWebToken {
     public static func parts(of token: String) -> Parts? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let header = decodeBase64URL(String(segments[0])),
-            let claims = decodeBase64URL(String(segments[1])), let signature = decodeBase64URL(String(segments[2])),
+            let claims = decodeBase64URL(String(segments[1])),
+            let signature = decodeBase64URL(String(segments[2])),
             case .object(let headerObject)? = try? JSONParser.parse(header),
             case .object(let claimsObject)? = try? JSONParser.parse(claims)
         else { return nil }

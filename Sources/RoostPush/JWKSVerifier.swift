@@ -16,7 +16,8 @@ public final class JWKSVerifier: IdentityTokenVerifier {
         for provider in SignInProvider.allCases {
             caches[provider] = KeySetCache(
                 url: settings[provider].keysURL, client: client, clock: clock,
-                lifetime: Int64(settings.keyLifetime) * 1000, refetchInterval: Int64(settings.keyRefetchInterval) * 1000,
+                lifetime: Int64(settings.keyLifetime) * 1000,
+                refetchInterval: Int64(settings.keyRefetchInterval) * 1000,
                 timeout: settings.keysTimeoutMilliseconds)
         }
         self.caches = caches
@@ -63,8 +64,10 @@ actor KeySetCache {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private(set) var fetches = 0
 
-    init(url: String, client: CurlHTTPClient, clock: any WallClock, lifetime: Int64, refetchInterval: Int64, timeout: Int)
-    {
+    init(
+        url: String, client: CurlHTTPClient, clock: any WallClock, lifetime: Int64, refetchInterval: Int64,
+        timeout: Int
+    ) {
         self.url = url
         self.client = client
         self.clock = clock
@@ -91,8 +94,11 @@ actor KeySetCache {
         fetches += 1
         let answer = await client.post(
             HTTPClientRequest(
-                url: url, headers: ["Accept: application/json"], body: [], timeoutMilliseconds: timeout, method: "GET"))
-        if case .success(let response) = answer, response.status == 200, let parsed = Self.keys(in: response.body) {
+                url: url, headers: ["Accept: application/json"], body: [], timeoutMilliseconds: timeout,
+                method: "GET"))
+        if case .success(let response) = answer, response.status == 200,
+            let parsed = Self.keys(in: response.body)
+        {
             keys = parsed
             fetchedAt = now
             lastAttemptFailed = false
@@ -107,14 +113,17 @@ actor KeySetCache {
 
     /// `{"keys": [{"kid": …, "kty": …}, …]}`; nil when it is not a key set with a usable key.
     static func keys(in body: [UInt8]) -> [String: VerificationKey]? {
-        guard case .object(let set)? = try? JSONParser.parse(body), case .array(let entries)? = set["keys"] else {
+        guard case .object(let set)? = try? JSONParser.parse(body), case .array(let entries)? = set["keys"]
+        else {
             return nil
         }
         var keys: [String: VerificationKey] = [:]
         for entry in entries.prefix(maximumKeys) {
             guard case .object(let fields) = entry, let kid = fields["kid"]?.stringValue else { continue }
             var strings: [String: String] = [:]
-            for member in fields.members { if let text = member.value.stringValue { strings[member.key] = text } }
+            for member in fields.members {
+                if let text = member.value.stringValue { strings[member.key] = text }
+            }
             if let key = VerificationKey(jwk: strings) { keys[kid] = key }
         }
         return keys.isEmpty ? nil : keys

@@ -22,7 +22,9 @@ public final class VerificationKey: @unchecked Sendable {
             else { return nil }
             algorithm = .rs256
             // SubjectPublicKeyInfo { rsaEncryption, NULL } BIT STRING { RSAPublicKey { n, e } }
-            let identifier = DER.sequence([0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01, 0x05, 0x00])
+            let identifier = DER.sequence([
+                0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01, 0x05, 0x00,
+            ])
             der = DER.sequence(identifier + DER.bitString(DER.sequence(DER.integer(n) + DER.integer(e))))
         case "EC":
             guard jwk["crv"] == "P-256", let x = jwk["x"].flatMap(JSONWebToken.decodeBase64URL),
@@ -54,7 +56,8 @@ public final class VerificationKey: @unchecked Sendable {
         var signature = signature
         if algorithm == .es256 {
             guard signature.count == 64 else { return false }
-            signature = DER.sequence(DER.integer(Array(signature[..<32])) + DER.integer(Array(signature[32...])))
+            signature = DER.sequence(
+                DER.integer(Array(signature[..<32])) + DER.integer(Array(signature[32...])))
         }
         guard let context = EVP_MD_CTX_new() else { return false }
         defer {
@@ -83,7 +86,9 @@ enum DER {
 
     static func sequence(_ content: [UInt8]) -> [UInt8] { [0x30] + length(content.count) + content }
 
-    static func bitString(_ content: [UInt8]) -> [UInt8] { [0x03] + length(content.count + 1) + [0x00] + content }
+    static func bitString(_ content: [UInt8]) -> [UInt8] {
+        [0x03] + length(content.count + 1) + [0x00] + content
+    }
 
     /// An unsigned big-endian integer: no leading zeros, one added when the top bit is set.
     static func integer(_ bytes: [UInt8]) -> [UInt8] {

@@ -119,7 +119,8 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
-        let identityVerifier = Self.needsSignIn(configuration, definitions) ? drivers.identityVerifier(configuration) : nil
+        let identityVerifier =
+            Self.needsSignIn(configuration, definitions) ? drivers.identityVerifier(configuration) : nil
         self.identityVerifier = identityVerifier
         SignInRoutes(
             service: SignInService(

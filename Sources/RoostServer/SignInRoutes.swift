@@ -27,7 +27,8 @@ struct SignInRoutes: Sendable {
         routes.loggedIn.on(.delete, "/ff/me/identities/:provider") { request, context in
             let principal = try context.user()
             try await service.unlink(
-                provider: try request.parameters.require("provider"), ofUser: principal.userGuid, by: principal)
+                provider: try request.parameters.require("provider"), ofUser: principal.userGuid,
+                by: principal)
             return Response(status: 204)
         }
         routes.loggedIn.on(.get, "/ff/admin/identities") { request, context in
@@ -69,7 +70,8 @@ struct SignInRoutes: Sendable {
     static func describe(_ identity: IdentityRecord, withOwner: Bool) -> JSONObject {
         var object = JSONObject(uniqueMembers: [
             ("provider", .string(identity.provider)), ("subject", .string(identity.subject)),
-            ("email", identity.email.map(JSONValue.string) ?? .null), ("createdAt", .integer(identity.createdAt)),
+            ("email", identity.email.map(JSONValue.string) ?? .null),
+            ("createdAt", .integer(identity.createdAt)),
         ])
         if withOwner { object["userGuid"] = .string(identity.userGuid) }
         return object
@@ -79,12 +81,14 @@ struct SignInRoutes: Sendable {
         let items = try await service.identities(ofUser: userGuid, by: principal).map {
             JSONValue.object(Self.describe($0, withOwner: withOwner))
         }
-        return Response.json(200, JSONWriter.bytes(.object(JSONObject(uniqueMembers: [("items", .array(items))]))))
+        return Response.json(
+            200, JSONWriter.bytes(.object(JSONObject(uniqueMembers: [("items", .array(items))]))))
     }
 
     private static func user(_ request: Request) throws -> String {
         guard let user = request.queryParameter("user"), !user.isEmpty else {
-            throw RoostError.invalidParameter("user", "Name the user whose identities these are: ?user={guid}.")
+            throw RoostError.invalidParameter(
+                "user", "Name the user whose identities these are: ?user={guid}.")
         }
         return user
     }
@@ -92,7 +96,8 @@ struct SignInRoutes: Sendable {
 
 extension Application {
     /// Whether a provider is configured at start, by option or by the app definition.
-    static func needsSignIn(_ configuration: ServerConfiguration, _ definitions: AppDefinitionSource) -> Bool {
+    static func needsSignIn(_ configuration: ServerConfiguration, _ definitions: AppDefinitionSource) -> Bool
+    {
         SignInProvider.allCases.contains { !configuration.signIn[$0].clientIds.isEmpty }
             || definitions.definition.settings.signIn != nil
     }

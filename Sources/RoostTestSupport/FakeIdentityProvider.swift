@@ -26,7 +26,8 @@ public struct FakeIdentityProvider: Sendable {
             throw TestClientError(description: "fake_oidc.py printed no control port")
         }
         return FakeIdentityProvider(
-            fake: fake, certificateAuthority: authority.certificate, control: TestHTTPClient(port: controlPort))
+            fake: fake, certificateAuthority: authority.certificate,
+            control: TestHTTPClient(port: controlPort))
     }
 
     /// A token of `claims` (a JSON object's text) signed with the key `kid`; `forge` signs it
@@ -35,7 +36,8 @@ public struct FakeIdentityProvider: Sendable {
         let response = try await control.send(
             "POST", "/issue", json: #"{"claims":\#(claims),"kid":"\#(kid)","forge":\#(forge)}"#)
         guard response.status == 200, let token = response.json["token"] as? String else {
-            throw TestClientError(description: "fake_oidc.py issued nothing: \(response.text) \(fake.errorOutput)")
+            throw TestClientError(
+                description: "fake_oidc.py issued nothing: \(response.text) \(fake.errorOutput)")
         }
         return token
     }
@@ -43,7 +45,9 @@ public struct FakeIdentityProvider: Sendable {
     /// Replaces the RSA key with a new one; its kid.
     public func rotate() async throws -> String {
         let response = try await control.send("POST", "/rotate", json: "{}")
-        guard let kid = response.json["kid"] as? String else { throw TestClientError(description: response.text) }
+        guard let kid = response.json["kid"] as? String else {
+            throw TestClientError(description: response.text)
+        }
         return kid
     }
 

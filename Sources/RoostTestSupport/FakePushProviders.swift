@@ -64,7 +64,8 @@ public final class FakePushProvider: Sendable {
             throw TestClientError(description: "\(script) did not start: \(line) \(errors)")
         }
         return FakePushProvider(
-            port: port, secondPort: ports.dropFirst().first, logPath: logPath, errorPath: errorPath, child: child)
+            port: port, secondPort: ports.dropFirst().first, logPath: logPath, errorPath: errorPath,
+            child: child)
     }
 
     private init(port: Int, secondPort: Int?, logPath: String, errorPath: String, child: ChildProcess) {

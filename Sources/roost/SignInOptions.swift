@@ -12,7 +12,8 @@ extension ServeOption {
                 help: "'on': a provider's verified email links to the account with that email (default off)"
             ) {
                 guard $1 == "on" || $1 == "off" else {
-                    throw UsageError(message: "--sign-in-link-verified-emails takes 'on' or 'off', not '\($1)'")
+                    throw UsageError(
+                        message: "--sign-in-link-verified-emails takes 'on' or 'off', not '\($1)'")
                 }
                 $0.signIn.linkVerifiedEmails = $1 == "on"
             },
@@ -23,7 +24,9 @@ extension ServeOption {
             ServeOption(
                 flag: "--sign-in-key-refetch", variable: "ROOST_SIGN_IN_KEY_REFETCH", valueName: "SECONDS",
                 help: "least time between two fetches of a provider's keys for unknown key ids (default 60)"
-            ) { $0.signIn.keyRefetchInterval = try integer($1, flag: "--sign-in-key-refetch", range: 1...3600) },
+            ) {
+                $0.signIn.keyRefetchInterval = try integer($1, flag: "--sign-in-key-refetch", range: 1...3600)
+            },
         ]
 
     private static func providerOptions(_ provider: SignInProvider) -> [ServeOption] {

@@ -91,7 +91,8 @@ func users(_ arguments: [String]) async -> Int32 {
         return 64
     }
     guard !json || action == "list" || action == "identities" else {
-        printError("--json is for 'roost users list' and 'identities'\nRun 'roost users --help' for the options.")
+        printError(
+            "--json is for 'roost users list' and 'identities'\nRun 'roost users --help' for the options.")
         return 64
     }
     if let status = database.requireExisting() { return status }
@@ -131,7 +132,8 @@ func users(_ arguments: [String]) async -> Int32 {
                     userName: name, email: email, password: password, admin: admin)
                 say("created \(admin ? "administrator" : "user") '\(name)' (guid \(user.guid))")
             case "identities":
-                let (guid, identities) = try await accounts.identities(userName: name, in: storage.identityStore)
+                let (guid, identities) = try await accounts.identities(
+                    userName: name, in: storage.identityStore)
                 say(json ? identitiesJSON(identities) : identitiesTable(identities, of: name, guid: guid))
             case "reset-password":
                 let password = try readPassword(fromStdin: passwordFromStdin)
@@ -194,8 +196,10 @@ func identitiesTable(_ identities: [IdentityRecord], of name: String, guid: Stri
 
 func identitiesJSON(_ identities: [IdentityRecord]) -> String {
     let items = identities.map { identity -> [String: Any] in
-        ["provider": identity.provider, "subject": identity.subject, "email": identity.email ?? NSNull(),
-         "createdAt": identity.createdAt, "userGuid": identity.userGuid]
+        [
+            "provider": identity.provider, "subject": identity.subject, "email": identity.email ?? NSNull(),
+            "createdAt": identity.createdAt, "userGuid": identity.userGuid,
+        ]
     }
     let data = (try? JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])) ?? Data("[]".utf8)
     return String(decoding: data, as: UTF8.self)

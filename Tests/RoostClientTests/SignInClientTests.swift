@@ -22,7 +22,9 @@ import Testing
                 #"{"iss":"\#(provider.defaultIssuer)","aud":"\#(aud)","sub":"user-1","iat":\#(now),"exp":\#(now + 600),"nonce":"\#(provider.expectedNonceClaim(raw: nonce))"}"#
             )
         }
-        func providerToken(_ claims: String) async throws -> String { try await provider.issue(claims: claims) }
+        func providerToken(_ claims: String) async throws -> String {
+            try await provider.issue(claims: claims)
+        }
 
         let client = try makeClient(port: server.port)
         let nonce = "raw-nonce-" + UUID().uuidString
@@ -46,7 +48,9 @@ import Testing
             idToken: try await token(.google, aud: "web.apps.googleusercontent.com", nonce: googleNonce),
             nonce: googleNonce)
         #expect(googleUser.guid != user.guid)
-        let last = await #expect(throws: RoostClient.RoostError.self) { try await google.unlinkIdentity(provider: "google") }
+        let last = await #expect(throws: RoostClient.RoostError.self) {
+            try await google.unlinkIdentity(provider: "google")
+        }
         #expect(last?.code == "last_sign_in_method")
         #expect(last?.status == 409)
     }

@@ -23,10 +23,12 @@ struct IdentityTests {
     func linkingVerifiedEmails() async throws {
         let world = try await SignInWorld.make(linking: true)
         let erin = try await world.server.client.register("erin", extra: #","email":"erin@example.com""#)
-        let unverified = try await world.signIn(subject: "s1", email: "erin@example.com", emailVerified: "false")
+        let unverified = try await world.signIn(
+            subject: "s1", email: "erin@example.com", emailVerified: "false")
         #expect(unverified.status == 201)
         #expect(unverified.userGuid != erin.userGuid)
-        let verified = try await world.signIn(subject: "s2", email: "ERIN@example.com", emailVerified: #""true""#)
+        let verified = try await world.signIn(
+            subject: "s2", email: "ERIN@example.com", emailVerified: #""true""#)
         #expect(verified.status == 200, "\(verified.text)")
         #expect(verified.userGuid == erin.userGuid)
         // Linked by subject from now on, whatever the email says.
@@ -57,13 +59,22 @@ struct IdentityTests {
 
         let last = try await client.send("DELETE", "/ff/me/identities/apple", headers: auth)
         #expect(last.status == 409)
-        #expect(last.text == errorBody(RoostError(status: 409, code: .lastSignInMethod, message: "This is the account's last way to log in; set a password or link another identity first.")))
+        #expect(
+            last.text
+                == errorBody(
+                    RoostError(
+                        status: 409, code: .lastSignInMethod,
+                        message:
+                            "This is the account's last way to log in; set a password or link another identity first."
+                    )))
 
         // Link Google while logged in, then Apple can go.
         let nonce = SignInWorld.makeNonce()
-        let google = try await world.provider.issue(claims: world.claims(provider: .google, subject: "g-1", nonce: nonce))
+        let google = try await world.provider.issue(
+            claims: world.claims(provider: .google, subject: "g-1", nonce: nonce))
         let linked = try await client.send(
-            "POST", "/ff/me/identities/google", json: #"{"idToken":"\#(google)","nonce":"\#(nonce)"}"#, headers: auth)
+            "POST", "/ff/me/identities/google", json: #"{"idToken":"\#(google)","nonce":"\#(nonce)"}"#,
+            headers: auth)
         #expect(linked.status == 201, "\(linked.text)")
         #expect(linked.json["provider"] as? String == "google")
         #expect(try await client.send("DELETE", "/ff/me/identities/apple", headers: auth).status == 204)
@@ -79,7 +90,8 @@ struct IdentityTests {
         let other = try await client.register("hank")
         let otherToken = try #require(other.json["token"] as? String)
         let again = SignInWorld.makeNonce()
-        let taken = try await world.provider.issue(claims: world.claims(provider: .google, subject: "g-1", nonce: again))
+        let taken = try await world.provider.issue(
+            claims: world.claims(provider: .google, subject: "g-1", nonce: again))
         let refused = try await client.send(
             "POST", "/ff/me/identities/google", json: #"{"idToken":"\#(taken)","nonce":"\#(again)"}"#,
             headers: [("Authorization", "Bearer \(otherToken)")])
@@ -114,10 +126,13 @@ struct IdentityTests {
         #expect(refused.status == 403)
         #expect(refused.json["code"] as? String == "admin_required")
         #expect(
-            try await client.send("DELETE", "/ff/admin/identities/apple?user=\(aliceGuid)", headers: bobAuth).status
+            try await client.send("DELETE", "/ff/admin/identities/apple?user=\(aliceGuid)", headers: bobAuth)
+                .status
                 == 403)
 
-        let daveAuth = [("Authorization", "Bearer \(try await client.login("dave", password: "dave-password"))")]
+        let daveAuth = [
+            ("Authorization", "Bearer \(try await client.login("dave", password: "dave-password"))")
+        ]
         let listed = try await client.send("GET", "/ff/admin/identities?user=\(aliceGuid)", headers: daveAuth)
         #expect(listed.status == 200)
         let items = try #require(listed.json["items"] as? [[String: Any]])
@@ -135,7 +150,8 @@ struct IdentityTests {
         #expect(none.output.contains("has no sign-in identities"))
 
         // Alice's only way in stays, even for an administrator.
-        let kept = try await client.send("DELETE", "/ff/admin/identities/apple?user=\(aliceGuid)", headers: daveAuth)
+        let kept = try await client.send(
+            "DELETE", "/ff/admin/identities/apple?user=\(aliceGuid)", headers: daveAuth)
         #expect(kept.status == 409)
         #expect(kept.json["code"] as? String == "last_sign_in_method")
     }

@@ -16,7 +16,7 @@ struct SignInWorld {
     static func make(
         linking: Bool = false, definition: String? = nil, dataDirectory: String? = nil,
         provider existing: FakeIdentityProvider? = nil, clock: ManualWallClock = ManualWallClock(),
-        databaseURL: String? = nil
+        databaseURL: String? = nil, refreshMode: RefreshMode = .off
     ) async throws -> SignInWorld {
         let provider: FakeIdentityProvider
         if let existing {
@@ -34,6 +34,7 @@ struct SignInWorld {
             configuration.signIn.google.keysURL = provider.keysURL
             configuration.signIn.caFile = provider.certificateAuthority
             configuration.signIn.linkVerifiedEmails = linking
+            configuration.refreshMode = refreshMode
             if let parsed { configuration.appDefinition = parsed }
             if let databaseURL { configuration.databaseURL = databaseURL }
         }
@@ -70,14 +71,17 @@ struct SignInWorld {
     ) async throws -> TestResponse {
         let nonce = Self.makeNonce()
         let token = try await self.provider.issue(
-            claims: claims(provider: provider, subject: subject, nonce: nonce, email: email, emailVerified: emailVerified),
+            claims: claims(
+                provider: provider, subject: subject, nonce: nonce, email: email, emailVerified: emailVerified
+            ),
             kid: kid)
         return try await present(token, nonce: nonce, provider: provider.rawValue)
     }
 
     func present(_ token: String, nonce: String, provider: String = "apple") async throws -> TestResponse {
         try await server.client.send(
-            "POST", "/ff/login/\(provider)", json: #"{"idToken":"\#(token)","nonce":"\#(nonce)","deviceId":"phone"}"#)
+            "POST", "/ff/login/\(provider)",
+            json: #"{"idToken":"\#(token)","nonce":"\#(nonce)","deviceId":"phone"}"#)
     }
 }
 

@@ -39,6 +39,26 @@ struct SignInTests {
         #expect(google.userGuid != guid)
     }
 
+    @Test("the answer is password login's: a refresh pair when asked for and on, the device's session")
+    func loginAnswer() async throws {
+        let world = try await SignInWorld.make(refreshMode: .optional)
+        let nonce = SignInWorld.makeNonce()
+        let token = try await world.provider.issue(claims: world.claims(nonce: nonce))
+        let response = try await world.server.client.send(
+            "POST", "/ff/login/apple",
+            json: #"{"idToken":"\#(token)","nonce":"\#(nonce)","deviceId":"ipad","refresh":true}"#)
+        #expect(response.status == 201)
+        #expect(response.json["refreshToken"] is String)
+        #expect(response.json["expiresIn"] as? Int == 900)
+        let access = try #require(response.json["token"] as? String)
+        let sessions = try await world.server.client.send(
+            "GET", "/ff/tokens", headers: [("Authorization", "Bearer \(access)")])
+        let items = try #require(sessions.json["items"] as? [[String: Any]])
+        #expect(items.map { $0["deviceId"] as? String } == ["ipad"])
+        // Without "refresh", a plain token.
+        #expect(try await world.signIn().json["refreshToken"] == nil)
+    }
+
     @Test("an ES256 token (EC P-256 key) signs in as an RS256 one does")
     func ellipticCurveKey() async throws {
         let world = try await SignInWorld.make()
@@ -46,7 +66,7 @@ struct SignInTests {
         #expect(response.status == 201, "\(response.text)")
     }
 
-    @Test("bad tokens: each its exact status and code, and no account made")
+    @Test("bad tokens: each its exact status and body")
     func refusals() async throws {
         let world = try await SignInWorld.make()
         let now = world.now
@@ -59,12 +79,14 @@ struct SignInTests {
             ),
             (
                 "wrong audience",
-                try await world.provider.issue(claims: world.claims(nonce: nonce, audience: "org.evil.App")), nonce,
+                try await world.provider.issue(claims: world.claims(nonce: nonce, audience: "org.evil.App")),
+                nonce,
                 .wrongAudience
             ),
             (
                 "wrong issuer",
-                try await world.provider.issue(claims: world.claims(nonce: nonce, issuer: "https://evil.example")),
+                try await world.provider.issue(
+                    claims: world.claims(nonce: nonce, issuer: "https://evil.example")),
                 nonce, .invalidIdentityToken
             ),
             (
@@ -113,20 +135,24 @@ struct SignInTests {
         let nonce = SignInWorld.makeNonce()
         let hashed = try await world.provider.issue(
             claims: world.claims(
-                provider: .google, nonce: nonce, nonceClaim: SignInProvider.apple.expectedNonceClaim(raw: nonce)))
-        #expect(try await world.present(hashed, nonce: nonce, provider: "google").text == errorBody(.nonceMismatch))
+                provider: .google, nonce: nonce,
+                nonceClaim: SignInProvider.apple.expectedNonceClaim(raw: nonce)))
+        #expect(
+            try await world.present(hashed, nonce: nonce, provider: "google").text
+                == errorBody(.nonceMismatch))
         let raw = try await world.provider.issue(claims: world.claims(provider: .google, nonce: nonce))
         #expect(try await world.present(raw, nonce: nonce, provider: "google").status == 201)
         // Google's older issuer spelling is Google's too.
         let bare = try await world.provider.issue(
-            claims: world.claims(provider: .google, subject: "g2", nonce: nonce, issuer: "accounts.google.com"))
+            claims: world.claims(
+                provider: .google, subject: "g2", nonce: nonce, issuer: "accounts.google.com"))
         #expect(try await world.present(bare, nonce: nonce, provider: "google").status == 201)
         #expect(
             SignInProvider.apple.expectedNonceClaim(raw: "abc")
                 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
-    @Test("a token presented twice is refused the second time, with the same or another nonce")
+    @Test("a token presented twice is refused the second time")
     func replay() async throws {
         let world = try await SignInWorld.make()
         let nonce = SignInWorld.makeNonce()
@@ -137,7 +163,8 @@ struct SignInTests {
         #expect(again.text == errorBody(.nonceReplayed))
     }
 
-    @Test("the spent nonce is in the database: another instance (PostgreSQL) or a restart (SQLite) refuses it")
+    @Test(
+        "the spent nonce is in the database: another instance (PostgreSQL) or a restart (SQLite) refuses it")
     func replayAcrossInstances() async throws {
         let world = try await SignInWorld.make()
         let nonce = SignInWorld.makeNonce()

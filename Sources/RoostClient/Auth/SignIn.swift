@@ -45,7 +45,8 @@ extension Roost {
     /// Unlinks the user's identity of `provider`; the server keeps the account's last way in
     /// (`last_sign_in_method`).
     public func unlinkIdentity(provider: String) async throws {
-        let response = try await send(TransportRequest(method: "DELETE", path: "/ff/me/identities/\(provider)"))
+        let response = try await send(
+            TransportRequest(method: "DELETE", path: "/ff/me/identities/\(provider)"))
         guard response.status == 204 else { throw RoostError.from(response) }
     }
 }

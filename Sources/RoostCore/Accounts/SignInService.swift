@@ -36,7 +36,8 @@ public struct SignInService: Sendable {
 
     /// The provider named in a path, if it is configured.
     public func configuredProvider(_ name: String) throws -> SignInProvider {
-        guard let provider = SignInProvider(rawValue: name), verifier != nil, !clientIds(provider).isEmpty else {
+        guard let provider = SignInProvider(rawValue: name), verifier != nil, !clientIds(provider).isEmpty
+        else {
             throw RoostError.providerNotConfigured(name)
         }
         return provider
@@ -53,12 +54,14 @@ public struct SignInService: Sendable {
         guard let user = try await accounts.objects.object(in: AccountService.userCollection, guid: userGuid),
             AccountService.isActive(user)
         else { throw RoostError.invalidCredentials }
-        let token = try await accounts.issueToken(for: userGuid, device: device, address: address, refresh: refresh)
+        let token = try await accounts.issueToken(
+            for: userGuid, device: device, address: address, refresh: refresh)
         return (user, token, created)
     }
 
     /// Links the identity of a verified ID token to the caller's account.
-    public func link(provider: SignInProvider, idToken: String, nonce: String, to principal: Principal) async throws
+    public func link(provider: SignInProvider, idToken: String, nonce: String, to principal: Principal)
+        async throws
         -> IdentityRecord
     {
         let checked = try await spend(provider: provider, idToken: idToken, nonce: nonce)
@@ -76,10 +79,14 @@ public struct SignInService: Sendable {
     /// The checked claims of a token whose nonce this call has spent.
     func spend(provider: SignInProvider, idToken: String, nonce: String) async throws -> CheckedClaims {
         let clientIds = clientIds(provider)
-        guard let verifier, !clientIds.isEmpty else { throw RoostError.providerNotConfigured(provider.rawValue) }
+        guard let verifier, !clientIds.isEmpty else {
+            throw RoostError.providerNotConfigured(provider.rawValue)
+        }
         guard Self.nonceBytes.contains(nonce.utf8.count) else {
             throw RoostError.invalidField(
-                "nonce", "nonce is the raw nonce the app made: \(Self.nonceBytes.lowerBound) to \(Self.nonceBytes.upperBound) bytes.")
+                "nonce",
+                "nonce is the raw nonce the app made: \(Self.nonceBytes.lowerBound) to \(Self.nonceBytes.upperBound) bytes."
+            )
         }
         guard !idToken.isEmpty, idToken.utf8.count <= Self.maximumTokenBytes else {
             throw RoostError.invalidIdentityToken
@@ -89,7 +96,8 @@ public struct SignInService: Sendable {
         let now = accounts.clock.nowMilliseconds()
         // The token is spent before anything is done with it: a copy presented later, here or at
         // another instance, finds its nonce taken.
-        let spent = Sodium.sha256(Array("\(provider.rawValue)\u{0}\(checked.subject)\u{0}\(checked.nonce)".utf8))
+        let spent = Sodium.sha256(
+            Array("\(provider.rawValue)\u{0}\(checked.subject)\u{0}\(checked.nonce)".utf8))
         guard try await identities.claimNonce(spent, expiresAt: checked.expiresAt, now: now) else {
             throw RoostError.nonceReplayed
         }
@@ -129,14 +137,18 @@ public struct SignInService: Sendable {
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty, subject.utf8.count <= 255 else {
             throw RoostError.invalidIdentityToken
         }
-        guard let claimed = claims["nonce"]?.stringValue, claimed == provider.expectedNonceClaim(raw: nonce) else {
+        guard let claimed = claims["nonce"]?.stringValue, claimed == provider.expectedNonceClaim(raw: nonce)
+        else {
             throw RoostError.nonceMismatch
         }
         // Apple sends email_verified as a string ("true") in some tokens, a boolean in others.
         let verified = claims["email_verified"] == .bool(true) || claims["email_verified"] == .string("true")
-        let email = claims["email"]?.stringValue.flatMap { $0.utf8.count <= 254 && $0.contains("@") ? $0 : nil }
+        let email = claims["email"]?.stringValue.flatMap {
+            $0.utf8.count <= 254 && $0.contains("@") ? $0 : nil
+        }
         return CheckedClaims(
-            subject: subject, nonce: claimed, expiresAt: (exp + skew) * 1000, verifiedEmail: verified ? email : nil)
+            subject: subject, nonce: claimed, expiresAt: (exp + skew) * 1000,
+            verifiedEmail: verified ? email : nil)
     }
 
     /// The account of the identity: found by subject, linked by verified email when allowed, or new.
@@ -148,7 +160,8 @@ public struct SignInService: Sendable {
         }
         let identity = { (userGuid: String) in
             IdentityRecord(
-                userGuid: userGuid, provider: provider.rawValue, subject: claims.subject, email: claims.verifiedEmail,
+                userGuid: userGuid, provider: provider.rawValue, subject: claims.subject,
+                email: claims.verifiedEmail,
                 createdAt: now)
         }
         if linksVerifiedEmails, let email = claims.verifiedEmail,
@@ -192,7 +205,9 @@ public struct SignInService: Sendable {
                 continue
             } catch IdentityConflict.subjectTaken {
                 // Another token of the same user created the account first.
-                if let found = try await identities.identity(provider: provider.rawValue, subject: claims.subject) {
+                if let found = try await identities.identity(
+                    provider: provider.rawValue, subject: claims.subject)
+                {
                     return (found.userGuid, false)
                 }
             }
@@ -201,7 +216,8 @@ public struct SignInService: Sendable {
     }
 
     /// The identities of a user: the caller's own, or anyone's for an administrator.
-    public func identities(ofUser userGuid: String, by principal: Principal) async throws -> [IdentityRecord] {
+    public func identities(ofUser userGuid: String, by principal: Principal) async throws -> [IdentityRecord]
+    {
         if userGuid != principal.userGuid { try AccountService.requireAdmin(principal) }
         return try await identities.identities(userGuid: userGuid)
     }

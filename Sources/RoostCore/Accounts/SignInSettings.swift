@@ -101,7 +101,8 @@ extension RoostError {
         status: 401, code: .nonceReplayed,
         message: "This identity token was used already; sign in with the provider again.")
     public static let unknownKey = RoostError(
-        status: 401, code: .unknownKey, message: "The identity token is signed with a key the provider does not list.")
+        status: 401, code: .unknownKey,
+        message: "The identity token is signed with a key the provider does not list.")
     public static let providerUnavailable = RoostError(
         status: 503, code: .providerUnavailable,
         message: "The identity provider's keys cannot be fetched now; try again later.")

@@ -182,12 +182,16 @@ extension AppDefinition {
     /// `{"apple": {"clientIds": ["org.example.app"]}, "google": {...}, "linkVerifiedEmails": false}`.
     private static func parseSignIn(_ value: JSONValue) throws(AppDefinitionError) -> SignIn {
         guard case .object(let object) = value else { throw .at("settings.signIn", "signIn is an object") }
-        try allowOnly(SignInProvider.allCases.map(\.rawValue) + ["linkVerifiedEmails"], in: object, at: "settings.signIn.")
+        try allowOnly(
+            SignInProvider.allCases.map(\.rawValue) + ["linkVerifiedEmails"], in: object,
+            at: "settings.signIn.")
         var signIn = SignIn()
         for provider in SignInProvider.allCases {
             guard let entry = object[provider.rawValue] else { continue }
             let path = "settings.signIn.\(provider.rawValue)"
-            guard case .object(let fields) = entry else { throw .at(path, "an object such as {\"clientIds\": [\"org.example.app\"]}") }
+            guard case .object(let fields) = entry else {
+                throw .at(path, "an object such as {\"clientIds\": [\"org.example.app\"]}")
+            }
             try allowOnly(["clientIds"], in: fields, at: path + ".")
             guard case .array(let ids)? = fields["clientIds"],
                 let strings = Optional(ids.compactMap(\.stringValue)), strings.count == ids.count,
@@ -196,7 +200,9 @@ extension AppDefinition {
             signIn.clientIds[provider] = strings
         }
         if let link = object["linkVerifiedEmails"] {
-            guard case .bool(let flag) = link else { throw .at("settings.signIn.linkVerifiedEmails", "true or false") }
+            guard case .bool(let flag) = link else {
+                throw .at("settings.signIn.linkVerifiedEmails", "true or false")
+            }
             signIn.linkVerifiedEmails = flag
         }
         return signIn

@@ -29,7 +29,8 @@ extension RouteDocumentation {
             responses: [(200, "`items`: one per identity, with its userGuid.", .schema("IdentityPage"))]),
         "DELETE /ff/admin/identities/:provider": RouteDocumentation(
             tag: "administration",
-            summary: "Unlink any user's identity of a provider (409 last_sign_in_method)", access: .administrator,
+            summary: "Unlink any user's identity of a provider (409 last_sign_in_method)",
+            access: .administrator,
             parameters: [Parameter(name: "user", type: "string", description: "The user's guid (required).")],
             responses: [(204, "Unlinked.", .empty)]),
     ]

@@ -65,7 +65,9 @@ public final class SQLIdentityStore<Database: SQLDatabase>: IdentityStore {
         }
     }
 
-    public func createAccount(_ account: AccountRecord, user: StoredObject, identity: IdentityRecord) async throws {
+    public func createAccount(_ account: AccountRecord, user: StoredObject, identity: IdentityRecord)
+        async throws
+    {
         let derived = try DerivedRows(of: user, collections: collections)
         try await database.write { connection in
             try SQLAccountStore<Database>.insertAccount(account, user: user, derived: derived, on: connection)
@@ -86,7 +88,8 @@ public final class SQLIdentityStore<Database: SQLDatabase>: IdentityStore {
             ) { ($0.integer(0), $0.integer(1), $0.integer(2)) }
             guard let others, others.0 > 0 else { return .notFound }
             guard others.1 + others.2 > 0 else { return .lastSignInMethod }
-            try connection.run("DELETE FROM identities WHERE user_guid = \(userGuid) AND provider = \(provider)")
+            try connection.run(
+                "DELETE FROM identities WHERE user_guid = \(userGuid) AND provider = \(provider)")
             return .removed
         }
     }
@@ -110,7 +113,9 @@ public final class SQLIdentityStore<Database: SQLDatabase>: IdentityStore {
             OR (user_guid = \(identity.userGuid) AND provider = \(identity.provider)) LIMIT 1
             """
         ) { $0.integer(0) }
-        if let existing { throw existing == 1 ? IdentityConflict.subjectTaken : IdentityConflict.providerLinked }
+        if let existing {
+            throw existing == 1 ? IdentityConflict.subjectTaken : IdentityConflict.providerLinked
+        }
         do {
             try connection.run(
                 """
