@@ -51,8 +51,8 @@ public struct FakeIdentityProvider: Sendable {
         return kid
     }
 
-    /// Makes the key set answer 503 (`down`) or 200.
-    public func setDown(_ down: Bool) async throws {
-        _ = try await control.send("POST", "/down", json: #"{"down":\#(down)}"#)
+    /// Makes the key set answer 503 (`down`) or 200, padded with `padding` bytes.
+    public func setDown(_ down: Bool, padding: Int = 0) async throws {
+        _ = try await control.send("POST", "/down", json: #"{"down":\#(down),"pad":\#(padding)}"#)
     }
 }

@@ -228,6 +228,25 @@ struct SignInTests {
         #expect(world.provider.keyFetches == 3)
     }
 
+    @Test("a key set over 64 KiB is not read: 503 provider_unavailable")
+    func keySetTooLarge() async throws {
+        let world = try await SignInWorld.make()
+        try await world.provider.setDown(false, padding: 64 * 1024)
+        #expect(try await world.signIn().text == errorBody(.providerUnavailable))
+        try await world.provider.setDown(false, padding: 60 * 1024)
+        world.clock.advance(seconds: 60)
+        #expect(try await world.signIn().status == 201)
+    }
+
+    @Test("a token over 8 KiB is refused unread")
+    func tokenTooLarge() async throws {
+        let world = try await SignInWorld.make()
+        let nonce = SignInWorld.makeNonce()
+        let large = String(repeating: "a", count: SignInService.maximumTokenBytes + 1)
+        #expect(try await world.present(large, nonce: nonce).text == errorBody(.invalidIdentityToken))
+        #expect(world.provider.keyFetches == 0)
+    }
+
     @Test("providers that are not configured, and bodies without what is needed")
     func notConfigured() async throws {
         let world = try await SignInWorld.make()

@@ -8,7 +8,8 @@ kid "ec-1"). A plain-HTTP control listener lets the test drive it:
   POST /issue  {"claims": {...}, "kid": "rsa-1", "forge": false, "header": {...}}
                -> {"token": "<compact JWT>"}; forge signs with a key the set does not list
   POST /rotate -> {"kid": "rsa-N"}: a new RSA key replaces the set's RSA key
-  POST /down   {"down": true}: /keys answers 503 until told otherwise
+  POST /down   {"down": true, "pad": N}: /keys answers 503 until told otherwise; with pad, the
+               set carries N bytes of padding (a set larger than Roost reads)
 Every fetch of the key set is a JSON line {"event": "keys", "status": ...} in --log.
 Prints "PORT <tls port> <control port>" once listening."""
 
@@ -82,10 +83,14 @@ class Provider:
         self.keys = {"rsa-1": Key(self.folder, "rsa-1", "RSA"), "ec-1": Key(self.folder, "ec-1", "EC")}
         self.rogue = {"RSA": Key(self.folder, "rogue-rsa", "RSA"), "EC": Key(self.folder, "rogue-ec", "EC")}
         self.down = False
+        self.pad = 0
 
     def key_set(self):
         with self.lock:
-            return {"keys": [key.jwk for key in self.keys.values()]}
+            keys = {"keys": [key.jwk for key in self.keys.values()]}
+        if self.pad:
+            keys["padding"] = "x" * self.pad
+        return keys
 
     def issue(self, request):
         kid = request.get("kid", "rsa-1")
@@ -135,6 +140,7 @@ def handler(provider, control):
                 self.reply(200, {"kid": provider.rotate()})
             elif self.path == "/down":
                 provider.down = bool(request.get("down"))
+                provider.pad = int(request.get("pad", 0))
                 self.reply(200, {"down": provider.down})
             else:
                 self.reply(404, {"error": "not_found"})
