@@ -37,9 +37,6 @@ public final class JWKSVerifier: IdentityTokenVerifier {
     }
 
     public func shutdown() async { await client.shutdown() }
-
-    /// Key-set fetches so far, per provider (for `/metrics` and tests).
-    public func fetches(_ provider: SignInProvider) async -> Int { await caches[provider]!.fetches }
 }
 
 /// One provider's keys. An actor: fetches are serialised, and callers arriving during a fetch
@@ -62,7 +59,6 @@ actor KeySetCache {
     private var lastAttemptFailed = false
     private var fetching = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
-    private(set) var fetches = 0
 
     init(
         url: String, client: CurlHTTPClient, clock: any WallClock, lifetime: Int64, refetchInterval: Int64,
@@ -91,7 +87,6 @@ actor KeySetCache {
     private func fetch(now: Int64) async {
         fetching = true
         lastAttempt = now
-        fetches += 1
         let answer = await client.post(
             HTTPClientRequest(
                 url: url, headers: ["Accept: application/json"], body: [], timeoutMilliseconds: timeout,

@@ -48,7 +48,7 @@ struct SignInRoutes: Sendable {
         let (user, token, created) = try await service.signIn(
             provider: provider, idToken: idToken, nonce: nonce,
             device: try AccountRoutes.device(in: body), address: request.remoteAddress,
-            refresh: body["refresh"] == .bool(true))
+            client: clientKey(forAddress: request.remoteAddress), refresh: body["refresh"] == .bool(true))
         var response = Response.json(created ? 201 : 200, AccountRoutes.loginBody(user: user, token: token))
         response.headers.set("Cache-Control", "no-store")
         return response

@@ -16,7 +16,7 @@ struct SignInWorld {
     static func make(
         linking: Bool = false, definition: String? = nil, dataDirectory: String? = nil,
         provider existing: FakeIdentityProvider? = nil, clock: ManualWallClock = ManualWallClock(),
-        databaseURL: String? = nil, refreshMode: RefreshMode = .off
+        databaseURL: String? = nil, refreshMode: RefreshMode = .off, registrationsPerAddress: Int? = nil
     ) async throws -> SignInWorld {
         let provider: FakeIdentityProvider
         if let existing {
@@ -35,6 +35,9 @@ struct SignInWorld {
             configuration.signIn.caFile = provider.certificateAuthority
             configuration.signIn.linkVerifiedEmails = linking
             configuration.refreshMode = refreshMode
+            if let registrationsPerAddress {
+                configuration.loginLimits.registrationsPerAddress = registrationsPerAddress
+            }
             if let parsed { configuration.appDefinition = parsed }
             if let databaseURL { configuration.databaseURL = databaseURL }
         }

@@ -228,6 +228,17 @@ struct SignInTests {
         #expect(world.provider.keyFetches == 3)
     }
 
+    @Test("new accounts count against the registration throttle; sign-ins of existing ones do not")
+    func registrationThrottle() async throws {
+        let world = try await SignInWorld.make(registrationsPerAddress: 2)
+        #expect(try await world.signIn(subject: "a").status == 201)
+        #expect(try await world.signIn(subject: "b").status == 201)
+        let third = try await world.signIn(subject: "c")
+        #expect(third.status == 429)
+        #expect(third.json["code"] as? String == "too_many_registrations")
+        #expect(try await world.signIn(subject: "a").status == 200)
+    }
+
     @Test("a key set over 64 KiB is not read: 503 provider_unavailable")
     func keySetTooLarge() async throws {
         let world = try await SignInWorld.make()

@@ -46,11 +46,12 @@ public struct SignInService: Sendable {
     /// Logs in (or creates) the account of a verified ID token; `created` says which.
     public func signIn(
         provider: SignInProvider, idToken: String, nonce: String, device: DeviceInfo, address: String?,
-        refresh: Bool
+        client: String? = nil, refresh: Bool
     ) async throws -> (user: StoredObject, token: IssuedToken, created: Bool) {
         let checked = try await spend(provider: provider, idToken: idToken, nonce: nonce)
         let now = accounts.clock.nowMilliseconds()
-        let (userGuid, created) = try await account(for: checked, provider: provider, now: now)
+        let (userGuid, created) = try await account(
+            for: checked, provider: provider, now: now, client: client)
         guard let user = try await accounts.objects.object(in: AccountService.userCollection, guid: userGuid),
             AccountService.isActive(user)
         else { throw RoostError.invalidCredentials }
@@ -152,7 +153,9 @@ public struct SignInService: Sendable {
     }
 
     /// The account of the identity: found by subject, linked by verified email when allowed, or new.
-    func account(for claims: CheckedClaims, provider: SignInProvider, now: Int64) async throws
+    /// `client` is whom the registration throttle counts a new account against.
+    func account(for claims: CheckedClaims, provider: SignInProvider, now: Int64, client: String?)
+        async throws
         -> (userGuid: String, created: Bool)
     {
         if let found = try await identities.identity(provider: provider.rawValue, subject: claims.subject) {
@@ -180,6 +183,10 @@ public struct SignInService: Sendable {
             throw RoostError(
                 status: 403, code: .registrationClosed,
                 message: "This app does not take new registrations; ask an administrator for an account.")
+        }
+        // A new account is a registration: counted per client address as /ff/register counts.
+        if let client, let wait = try await accounts.throttle.admitRegistration(client: client) {
+            throw RoostError.tooManyRegistrations(retryAfter: wait)
         }
         // Without linking, an email another account has stays that account's: the new account
         // goes without one rather than telling the caller the address is taken.
