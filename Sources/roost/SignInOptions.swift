@@ -32,6 +32,7 @@ extension ServeOption {
     private static func providerOptions(_ provider: SignInProvider) -> [ServeOption] {
         let name = provider.rawValue
         let upper = name.uppercased()
+        let display = provider == .apple ? "Apple" : "Google"
         return [
             ServeOption(
                 flag: "--\(name)-client-ids", variable: "ROOST_\(upper)_CLIENT_IDS", valueName: "IDS",
@@ -47,11 +48,11 @@ extension ServeOption {
             },
             ServeOption(
                 flag: "--\(name)-issuer", variable: "ROOST_\(upper)_ISSUER", valueName: "URL",
-                help: "the iss of \(name)'s tokens (default \(provider.defaultIssuer))"
+                help: "the iss of \(display)'s tokens (default \(provider.defaultIssuer))"
             ) { $0.signIn[provider].issuer = $1 },
             ServeOption(
                 flag: "--\(name)-keys-url", variable: "ROOST_\(upper)_KEYS_URL", valueName: "URL",
-                help: "\(name)'s key set (default \(provider.defaultKeysURL))"
+                help: "\(display)'s key set, a JWKS (default \(provider.defaultKeysURL))"
             ) { configuration, value in
                 guard value.hasPrefix("https://") else {
                     throw UsageError(message: "--\(name)-keys-url takes an https:// URL, not '\(value)'")

@@ -292,4 +292,30 @@ struct SignInTests {
             claims: world.claims(nonce: nonce, audience: "org.roost.Other"))
         #expect(try await world.present(other, nonce: nonce).status == 201)
     }
+
+    @Test("roost serve's options turn Apple on: the real binary signs in against the fake")
+    func serveOptions() async throws {
+        let authority = try await TestCertificateAuthority()
+        let provider = try await FakeIdentityProvider.start(authority: authority)
+        let directory = TestServer.makeTemporaryDirectory()
+        let server = try RoostProcess(
+            dataDirectory: directory,
+            arguments: [
+                "--apple-client-ids", "org.other.App, \(appleBundleId)", "--apple-keys-url", provider.keysURL,
+                "--sign-in-ca-file", authority.certificate,
+            ])
+        let client = TestHTTPClient(port: server.port)
+        let now = Int64(Date().timeIntervalSince1970)
+        let nonce = SignInWorld.makeNonce()
+        let token = try await provider.issue(
+            claims:
+                #"{"iss":"https://appleid.apple.com","aud":"\#(appleBundleId)","sub":"p1","iat":\#(now),"exp":\#(now + 600),"nonce":"\#(SignInProvider.apple.expectedNonceClaim(raw: nonce))"}"#
+        )
+        let response = try await client.send(
+            "POST", "/ff/login/apple", json: #"{"idToken":"\#(token)","nonce":"\#(nonce)"}"#)
+        #expect(response.status == 201, "\(response.text)")
+        let google = try await client.send("POST", "/ff/login/google", json: #"{"idToken":"x","nonce":"y"}"#)
+        #expect(google.text == errorBody(.providerNotConfigured("google")))
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+    }
 }
