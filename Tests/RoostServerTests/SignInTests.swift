@@ -161,6 +161,15 @@ struct SignInTests {
         let again = try await world.present(token, nonce: nonce)
         #expect(again.status == 401)
         #expect(again.text == errorBody(.nonceReplayed))
+
+        // Presented by several clients at once: one wins.
+        let racing = SignInWorld.makeNonce()
+        let raced = try await world.provider.issue(claims: world.claims(subject: "racer", nonce: racing))
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 { group.addTask { try await world.present(raced, nonce: racing).status } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.sorted() == [201, 401, 401, 401, 401, 401])
     }
 
     @Test(
@@ -198,14 +207,22 @@ struct SignInTests {
             #expect(try await world.signIn(kid: "made-up-\(attempt)").text == errorBody(.unknownKey))
         }
         #expect(world.provider.keyFetches == 2)
+        // Many at once, once the minute has passed: one fetch between them.
+        world.clock.advance(seconds: 60)
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for attempt in 0..<16 { group.addTask { try await world.signIn(kid: "at-once-\(attempt)").text } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers == Array(repeating: errorBody(.unknownKey), count: 16))
+        #expect(world.provider.keyFetches == 3)
         // The provider rotates its key: tokens of the new key work once the next refetch may run.
         let kid = try await world.provider.rotate()
         world.clock.advance(seconds: 60)
         #expect(try await world.signIn(kid: kid).status == 200)
-        #expect(world.provider.keyFetches == 3)
+        #expect(world.provider.keyFetches == 4)
         // Known keys need no fetch, within the keys' hour.
         #expect(try await world.signIn(kid: kid).status == 200)
-        #expect(world.provider.keyFetches == 3)
+        #expect(world.provider.keyFetches == 4)
     }
 
     @Test("the key set unreachable: 503 provider_unavailable, and no fetch more than once a minute")
