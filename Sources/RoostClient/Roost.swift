@@ -17,7 +17,9 @@ public actor Roost {
     /// This installation's device id.
     public nonisolated let deviceId: String
 
+    /// What the credential store holds (for a session that refreshes, its refresh token).
     var credential: Credential?
+    var refresh = RefreshState()
     /// The logged-in user: restored from the stored token at launch, refreshed by ``session()``.
     public internal(set) var currentUser: RoostUser?
     var loginHandler: (@Sendable (RoostError) async -> Bool)?
@@ -87,40 +89,74 @@ public actor Roost {
     // MARK: Requests
 
     /// Sends a request with the current token (or, for queued writes, only with the owner's).
-    /// `transfer` streams a file as the body or the answer's body to a file.
+    /// `transfer` streams a file as the body or the answer's body to a file. A session that
+    /// refreshes renews its access token first when it is due, and after a 401 `token_expired`
+    /// sends the request once more with the new one.
     func send(_ request: TransportRequest, owner: String?? = .none, transfer: FileTransfer? = nil)
         async throws
         -> TransportResponse
     {
-        var request = request
-        let sentCredential: Credential?
+        let user: String?
         switch owner {
-        case .none: sentCredential = credential
-        case .some(let guid): sentCredential = guid == nil ? nil : credential
+        case .none: user = nil
+        case .some(nil): return try await carry(request, transfer: transfer)
+        case .some(let guid?): user = guid
         }
-        if let sentCredential { addToken(sentCredential, to: &request) }
-        let response: TransportResponse
-        switch transfer {
-        case nil: response = try await transport.send(request)
-        case .upload(let file, let progress):
-            response = try await transport.upload(request, fromFile: file, progress: progress)
-        case .download(let file, let progress):
-            response = try await transport.download(request, toFile: file, progress: progress)
+        var sent: String
+        switch try await bearer(for: user) {
+        case .none: return try await carry(request, transfer: transfer)
+        case .refused(let answer): return answer
+        case .token(let token): sent = token
         }
-        if response.status == 401, let sentCredential, sentCredential == credential,
-            RoostError.from(response).code == .invalidToken
-        {
+        var response = try await carry(authorized(request, with: sent), transfer: transfer)
+        if response.status == 401, renews(sent, refusedWith: RoostError.from(response)) {
+            switch try await bearer(for: user, replacing: sent) {
+            case .none: return response
+            case .refused(let answer): return answer
+            case .token(let token):
+                sent = token
+                response = try await carry(authorized(request, with: sent), transfer: transfer)
+            }
+        }
+        if response.status == 401, sent == currentToken, ends(RoostError.from(response)) {
             // Expired or revoked: keeping it would fail every request the same way.
             forgetCredential()
         }
         return response
     }
 
-    func addToken(_ credential: Credential, to request: inout TransportRequest) {
-        switch configuration.tokenHeader {
-        case .authorizationBearer: request.headers["Authorization"] = "Bearer \(credential.token)"
-        case .xToken: request.headers["X-Token"] = credential.token
+    private func carry(_ request: TransportRequest, transfer: FileTransfer?) async throws -> TransportResponse
+    {
+        switch transfer {
+        case nil: try await transport.send(request)
+        case .upload(let file, let progress):
+            try await transport.upload(request, fromFile: file, progress: progress)
+        case .download(let file, let progress):
+            try await transport.download(request, toFile: file, progress: progress)
         }
+    }
+
+    /// Whether a request refused with `sent` goes once more with a renewed token: it expired
+    /// sooner than this device's clock said or while the request waited, or an exchange replaced
+    /// it (which kills it) while the request was on its way.
+    func renews(_ sent: String, refusedWith refusal: RoostError) -> Bool {
+        guard credential?.refreshes == true else { return false }
+        return refusal.code == .tokenExpired || (refusal.code == .invalidToken && sent != currentToken)
+    }
+
+    /// Whether a refusal of the held token ends the session here: revoked, or expired with no
+    /// refresh token to renew it.
+    func ends(_ refusal: RoostError) -> Bool {
+        refusal.code == .invalidToken || (refusal.code == .tokenExpired && credential?.refreshes == false)
+    }
+
+    func authorized(_ request: TransportRequest, with token: String) -> TransportRequest {
+        var request = request
+        switch configuration.tokenHeader {
+        case .authorizationBearer: request.headers["Authorization"] = "Bearer \(token)"
+        case .xToken: request.headers["X-Token"] = token
+        }
+        return request
     }
 
     /// Sends a request and turns an error status into a thrown ``RoostError``; a 401 goes through
@@ -147,12 +183,15 @@ public actor Roost {
 
     func forgetCredential() {
         credential = nil
+        refresh.reset()
         currentUser = nil
         try? credentials.clear()
         cache.removeAll()
     }
 
-    func adopt(_ credential: Credential, user: RoostUser) throws {
+    /// Keeps a new session: `credential` in the store and, for a session that refreshes, its
+    /// `access` token in memory.
+    func adopt(_ credential: Credential, user: RoostUser, access: AccessToken? = nil) throws {
         if self.credential?.userGuid != credential.userGuid { cache.removeAll() }
         do {
             try credentials.save(credential)
@@ -160,6 +199,7 @@ public actor Roost {
             throw RoostError.storageFailed("store the token", error)
         }
         self.credential = credential
+        refresh.reset(access: access)
         currentUser = user
         wakeDelivery()
     }

@@ -38,6 +38,18 @@ public struct RoostConfiguration: Sendable {
     /// full the stream disconnects and later resumes from the last change it held, so a slow
     /// loop costs bounded memory and loses nothing.
     public var changeBufferLimit = 1000
+    /// Whether logins ask for a session that refreshes (`"refresh": true`): a short-lived access
+    /// token kept in memory only, and a rotating refresh token in the credential store. Off by
+    /// default: two clients sharing one credential store (an app and its extension) can race to
+    /// exchange the same refresh token, which the server treats as theft. A server that always
+    /// refreshes (`--refresh-tokens always`) gets a session that refreshes either way.
+    public var requestsRefreshTokens = false
+    /// How long before its access token expires a session that refreshes exchanges its refresh
+    /// token, in seconds (at most half the token's lifetime), so requests rarely meet an expired
+    /// token.
+    public var tokenRefreshMargin: TimeInterval = 60
+    /// Where the SDK reads the time (for token expiry); tests move it instead of waiting.
+    public var now: @Sendable () -> Date = { Date() }
     /// Whether queued writes are sent in the background as soon as the client exists; tests and
     /// command-line tools may prefer to call ``Roost/flush()`` themselves.
     public var deliversInBackground = true

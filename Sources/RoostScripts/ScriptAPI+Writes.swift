@@ -5,7 +5,8 @@ import RoostStore
 /// `createObjAtUrl`, `updateObj`, `deleteObj` and `registerUser`.
 extension FatFractalScriptAPI {
     /// Creates the object in the collection the URL names. A valid `guid` it carries is kept
-    /// (hoodyoodoo copies a Celebrity into TopCelebrity under the same guid); other metadata
+    /// (hoodyoodoo copies a Celebrity into TopCelebrity under the same guid), and so are the blob
+    /// members its `ffRefs` name, when the script may read their objects; other metadata
     /// (`ffUrl`, `version`, `createdAt`, `ffRL`, …) is dropped and `ffRefs` become references,
     /// as the dialect does for a client's create.
     func create(_ object: JSONObject, at address: ScriptAddress) async throws -> JSONValue {
@@ -19,8 +20,10 @@ extension FatFractalScriptAPI {
             throw RoostError.forbidden(
                 "Scripts create FFUser objects with ff.registerUser, which makes the account too.")
         }
+        // Blob members come along by content address (hoodyoodoo's TopCelebrity keeps its photo).
         let created = try await objects.create(
-            in: address.collection, body: FatFractalWire.lenientBody(object, updating: nil), caller: rights)
+            in: address.collection, body: FatFractalWire.lenientBody(object, updating: nil),
+            copyingBlobs: FatFractalWire.blobCopies(in: object), caller: rights)
         return try wire(created.document, acl: created.acl)
     }
 

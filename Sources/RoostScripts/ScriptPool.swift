@@ -23,6 +23,12 @@ public final class ScriptRuntime: Sendable {
         public var memoryLimit = 64 << 20
         /// Invocations waiting for a worker at most; more answer 503 `scripts_busy`.
         public var queueLimit = 256
+        /// Seconds an invocation may wait for a worker; one that waited longer answers 503
+        /// `scripts_busy` rather than run late. Nil: the timeout (a run that waited a whole
+        /// script's time is better shed).
+        public var queueWait: Double?
+        /// Nanoseconds on a monotonic clock, for the queue's waits (tests move it themselves).
+        public var monotonicNanoseconds: @Sendable () -> UInt64 = { ScriptChannel.monotonicNanoseconds() }
         /// Invocations of one owner (see ``ScriptInvocation/owner``) waiting at most; more answer
         /// 429 `too_many_script_runs` to that owner, so one owner holds at most a quarter of the
         /// queue (committed writes' handlers wait behind the owner's instead; see
@@ -118,7 +124,7 @@ public final class ScriptRuntime: Sendable {
             let outcome = try await withCheckedThrowingContinuation { continuation in
                 let job = ScriptJob(
                     invocation: invocation, calls: calls, continuation: continuation,
-                    enqueuedAt: ScriptChannel.monotonicNanoseconds())
+                    enqueuedAt: configuration.monotonicNanoseconds())
                 switch queue.enqueue(
                     job, limit: configuration.queueLimit, ownerLimit: configuration.ownerQueueLimit)
                 {

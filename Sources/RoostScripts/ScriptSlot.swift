@@ -49,8 +49,10 @@ struct ScriptSlot {
 
     private func run(_ job: ScriptJob, on worker: inout ScriptWorkerProcess?) throws -> ScriptOutcome {
         let name = job.invocation.name
+        let configuration = runtime.configuration
+        let waited = configuration.monotonicNanoseconds() &- job.enqueuedAt
+        if waited > UInt64((configuration.queueWait ?? timeout) * 1e9) { throw RoostError.scriptsBusy }
         let start = ScriptChannel.monotonicNanoseconds()
-        if job.enqueuedAt + UInt64(timeout * 1e9) < start { throw RoostError.scriptsBusy }
         do {
             // Starting a worker is the pool's cost, not the script's: its time starts after.
             let process = try ready(&worker, deadline: start + 30_000_000_000)

@@ -74,3 +74,18 @@ func makeSingleDevicePushServer(sendingTo gateway: FakeAPNs) async throws -> Tes
         configuration.push.sender = sender
     }
 }
+
+/// A server on `clock` whose logins may ask for refresh tokens (every login gets one with
+/// `always`), with one-minute access tokens (`--access-token-lifetime 1m`), and whose streams
+/// check their tokens every 100 ms.
+func makeRefreshingServer(clock: ManualWallClock, always: Bool = false) async throws -> TestServer {
+    let definition = try AppDefinition.parse(Array(openDefinition.utf8))
+    return try await TestServer { configuration in
+        configuration.appDefinition = definition
+        configuration.passwordHasher = PasswordHasher.cheapForTests()
+        configuration.clock = clock
+        configuration.refreshMode = always ? .always : .optional
+        configuration.accessTokenLifetime = 60
+        configuration.events.heartbeat = .milliseconds(100)
+    }
+}

@@ -18,13 +18,15 @@ func subscribe(_ server: TestServer, _ query: String, headers: [(String, String)
 }
 
 /// A server with open rules and event limits of the test's choosing.
-func makeEventServer(_ configure: @escaping (inout EventLimits) -> Void = { _ in }) async throws -> TestServer
-{
+func makeEventServer(
+    _ configure: @escaping (inout EventLimits) -> Void = { _ in }, writeTimeout: Int? = nil
+) async throws -> TestServer {
     try await TestServer { configuration in
         configuration.appDefinition = openRules
         configuration.passwordHasher = PasswordHasher.cheapForTests()
         // Every stream of these tests comes from 127.0.0.1: one client address, hundreds of streams.
         configuration.maxConnectionsPerClient = 2_000
+        if let writeTimeout { configuration.writeTimeout = writeTimeout }
         configure(&configuration.events)
     }
 }

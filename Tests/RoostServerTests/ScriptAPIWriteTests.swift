@@ -97,6 +97,17 @@ struct ScriptAPIWriteTests {
             }
             #expect(big?.code == "invalid_script_argument")
             #expect(big?.message.contains("100-byte limit") == true)
+            // Each blob copied costs reads and a claim: 32 per create at most, refused before any.
+            let refs = (0...ObjectService.maximumBlobCopies).map { index in
+                #"{"name":"b\#(index)","type":"FFB","url":"/ff/resources/Celebrity/g\#(index)/photo"}"#
+            }
+            let manyBlobs = await scriptError {
+                _ = try await world.api(alice).ff(
+                    "createObjAtUrl", try json(#"{"ffRefs":[\#(refs.joined(separator: ","))]}"#),
+                    .string("/Diary"))
+            }
+            #expect(manyBlobs?.code == "invalid_field")
+            #expect(manyBlobs?.message == "An object copies at most 32 blob members, not 33.")
         }
     }
 

@@ -29,11 +29,16 @@ import Testing
 
     func runtime(
         timeout: Double = 60, memory: Int = 16 << 20, workers: Int = 1, queueLimit: Int = 256,
-        ownerQueueLimit: Int = 128
+        ownerQueueLimit: Int = 128, queueWait: Double = 600,
+        monotonicNanoseconds: (@Sendable () -> UInt64)? = nil
     ) async throws -> ScriptRuntime {
         var configuration = ScriptRuntime.Configuration(
             workerExecutable: try RoostProcess.binaryPath(), workers: workers)
         configuration.timeout = timeout
+        // Short timeouts here test the runs' own limits; a loaded machine's late start of the
+        // next run is not shed (queueWaitSheds tests that bound).
+        configuration.queueWait = queueWait
+        if let monotonicNanoseconds { configuration.monotonicNanoseconds = monotonicNanoseconds }
         configuration.memoryLimit = memory
         configuration.queueLimit = queueLimit
         configuration.ownerQueueLimit = ownerQueueLimit
@@ -221,6 +226,31 @@ import Testing
         // The two committed runs started together, so either may have parked first.
         #expect(finished.order.prefix(3) == ["a2", "b1", "a3"])
         #expect(Set(finished.order.suffix(2)) == ["c1", "c2"])
+        await runtime.shutdown()
+    }
+
+    @Test(
+        "a run that waited for a worker past the queue's bound is refused with 503 scripts_busy; the next runs"
+    )
+    func queueWaitSheds() async throws {
+        let now = Atomic<UInt64>(1_000_000_000)
+        let runtime = try await runtime(
+            timeout: 60, workers: 1, queueWait: 2, monotonicNanoseconds: { now.load(ordering: .relaxed) })
+        let gate = GatedCalls()
+        async let first = runtime.invoke(invocation("callThenEcho", argument: "1"), calls: gate)
+        await gate.arrival()
+        let late = Task {
+            try await runtime.invoke(invocation("echo", argument: "late"), calls: RecordingCalls())
+        }
+        #expect(await eventually(within: 30) { runtime.waiting == 1 })
+        now.add(2_000_000_001, ordering: .relaxed)
+        gate.open()
+        #expect(try await first.value == .string("1"))
+        await #expect { try await late.value } throws: {
+            ($0 as? RoostError)?.code == "scripts_busy" && ($0 as? RoostError)?.status == 503
+        }
+        let next = try await runtime.invoke(invocation("echo", argument: "x"), calls: RecordingCalls())
+        #expect(next.value == .string("echo:x"))
         await runtime.shutdown()
     }
 

@@ -41,7 +41,6 @@ public struct RoostUser: RoostModel, Equatable {
 extension Roost {
     private struct AuthAnswer: Decodable {
         let user: RoostUser
-        let token: String
     }
 
     private struct SessionAnswer: Decodable {
@@ -61,7 +60,8 @@ extension Roost {
         return try await authenticate(path: "/ff/register", body: body)
     }
 
-    /// Logs in with a user name; the token (not the password) is kept by the credential store.
+    /// Logs in with a user name; the token (not the password) is kept by the credential store
+    /// (for a session that refreshes, the refresh token; its access token stays in memory).
     /// `method` picks how the password travels: in a JSON body, or as HTTP Basic (seed 002).
     @discardableResult
     public func login(userName: String, password: String, method: LoginMethod = .json) async throws
@@ -90,6 +90,7 @@ extension Roost {
         var body = body
         body["deviceId"] = .string(deviceId)
         body["deviceType"] = .string(configuration.deviceType)
+        if configuration.requestsRefreshTokens { body["refresh"] = .bool(true) }
         var request = try Self.jsonRequest("POST", path, body: body)
         if let authorization {
             request.headers["Authorization"] = authorization
@@ -97,23 +98,29 @@ extension Roost {
             request.headers["X-Requested-With"] = "RoostClient"
         }
         // Sent as is: a login never carries the old token.
+        let sentAt = configuration.now()
         let response = try await transport.send(request)
         guard response.status < 300 else { throw RoostError.from(response) }
-        let answer = try Wire.decode(AuthAnswer.self, from: response.body)
-        try adopt(
-            Credential(token: answer.token, userGuid: answer.user.guid, userName: answer.user.userName),
-            user: answer.user)
-        return answer.user
+        let user = try Wire.decode(AuthAnswer.self, from: response.body).user
+        try adopt(try Wire.decode(IssuedTokens.self, from: response.body), user: user, sentAt: sentAt)
+        return user
     }
 
     /// Revokes this device's token on the server and forgets it and the cache here. Returns
     /// whether the server still knew the token; offline, the token is forgotten all the same.
+    /// A session that refreshes is ended by its refresh token too, so an expired access token
+    /// needs no exchange first.
     @discardableResult
     public func logout() async throws -> Bool {
         defer { forgetCredential() }
-        guard credential != nil else { return false }
+        guard let held = credential else { return false }
+        var request = TransportRequest(method: "POST", path: "/ff/logout")
+        if let refreshToken = held.refreshToken {
+            request = try Self.jsonRequest("POST", "/ff/logout", body: ["refreshToken": refreshToken])
+        }
+        if let token = currentToken { request = authorized(request, with: token) }
         do {
-            let response = try await send(TransportRequest(method: "POST", path: "/ff/logout"))
+            let response = try await transport.send(request)
             return (try? JSONDecoder().decode(JSON.self, from: response.body))?["loggedOut"] == .bool(true)
         } catch let error as RoostError where !error.isFromServer {
             return false

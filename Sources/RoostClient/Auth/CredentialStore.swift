@@ -5,27 +5,51 @@ import Foundation
 #endif
 
 /// What the SDK keeps to stay logged in: the token and who it belongs to, never the password.
+///
+/// A session that refreshes (``RoostConfiguration/requestsRefreshTokens``, or a server that
+/// always refreshes) keeps its rotating ``refreshToken`` here instead: its short-lived access
+/// token lives in the client's memory only, and ``token`` is empty.
 public struct Credential: Codable, Sendable, Equatable {
-    /// The bearer token the server issued.
+    /// The bearer token the server issued; empty for a session that refreshes.
     public var token: String
     /// The logged-in user's guid.
     public var userGuid: String
     /// The logged-in user's name, for showing before the first request.
     public var userName: String
+    /// The session's current refresh token, exchanged (and replaced) at `POST /ff/refresh`.
+    public var refreshToken: String?
+    /// The server's id of the session (`tokenId`), the same across refreshes.
+    public var sessionId: String?
+    /// The device the session is bound to.
+    public var deviceId: String?
+    /// When the refresh token expires, in milliseconds since 1970 by the server's clock
+    /// (informational: the server decides).
+    public var refreshExpiresAt: Int64?
 
     /// A credential from its parts.
-    public init(token: String, userGuid: String, userName: String) {
+    public init(
+        token: String, userGuid: String, userName: String, refreshToken: String? = nil,
+        sessionId: String? = nil, deviceId: String? = nil, refreshExpiresAt: Int64? = nil
+    ) {
         self.token = token
         self.userGuid = userGuid
         self.userName = userName
+        self.refreshToken = refreshToken
+        self.sessionId = sessionId
+        self.deviceId = deviceId
+        self.refreshExpiresAt = refreshExpiresAt
     }
+
+    /// Whether the session refreshes: its access token is exchanged, not stored.
+    public var refreshes: Bool { refreshToken != nil }
 }
 
 /// Where the credential lives between launches.
 public protocol CredentialStore: Sendable {
     /// The stored credential, nil when logged out.
     func load() throws -> Credential?
-    /// Replaces the stored credential.
+    /// Replaces the stored credential, atomically: a session that refreshes saves each rotated
+    /// refresh token, and a crash mid-save must leave the old one or the new one.
     func save(_ credential: Credential) throws
     /// Forgets the credential.
     func clear() throws
@@ -107,13 +131,21 @@ public struct FileCredentialStore: CredentialStore {
             return try? JSONDecoder().decode(Credential.self, from: data)
         }
 
-        /// Replaces the stored credential.
+        /// Replaces the stored credential in place (one Keychain call), so that a crash leaves the
+        /// old credential or the new one, never none: a rotated refresh token is saved this way.
         public func save(_ credential: Credential) throws {
-            try clear()
-            var attributes = query
-            attributes[kSecValueData as String] = try JSONEncoder().encode(credential)
-            attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-            let status = SecItemAdd(attributes as CFDictionary, nil)
+            let data = try JSONEncoder().encode(credential)
+            let changes: [String: Any] = [
+                kSecValueData as String: data,
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+            ]
+            var status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+            if status == errSecItemNotFound {
+                var attributes = query
+                attributes[kSecValueData as String] = data
+                attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+                status = SecItemAdd(attributes as CFDictionary, nil)
+            }
             guard status == errSecSuccess else {
                 throw RoostError(
                     status: nil, code: RoostError.Code.storageFailed,

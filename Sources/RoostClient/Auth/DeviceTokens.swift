@@ -29,20 +29,23 @@ extension Roost {
             "deviceId": .string(deviceId), "deviceType": .string(configuration.deviceType),
         ]
         if let manufacturerId { body["manufacturerId"] = .string(manufacturerId) }
+        if configuration.requestsRefreshTokens { body["refresh"] = .bool(true) }
+        let sentAt = configuration.now()
         let response = try await transport.send(try Self.jsonRequest("POST", "/ff/tokens", body: body))
         guard response.status == 201 else { throw RoostError.from(response) }
         let issued = try Wire.decode(DeviceToken.self, from: response.body)
-        guard let secret = issued.token else {
+        guard issued.token != nil else {
             throw RoostError(
                 status: nil, code: RoostError.Code.invalidResponse, message: "The issued token has no secret."
             )
         }
         // The user's name comes from the session; until then the guid stands in.
         try adopt(
-            Credential(token: secret, userGuid: issued.userGuid, userName: issued.userGuid),
-            user: RoostUser(guid: issued.userGuid, userName: issued.userGuid))
-        if let user = try? await session() {
-            try adopt(Credential(token: secret, userGuid: user.guid, userName: user.userName), user: user)
+            try Wire.decode(IssuedTokens.self, from: response.body),
+            user: RoostUser(guid: issued.userGuid, userName: issued.userGuid), sentAt: sentAt)
+        if let user = try? await session(), var named = credential, named.userGuid == user.guid {
+            named.userName = user.userName
+            try adopt(named, user: user, access: refresh.access)
         }
         return issued
     }

@@ -173,13 +173,43 @@ extension Roost {
     var credentialOwner: String? { credential?.userGuid }
 
     /// Opens an event stream with the current token; an error answer is thrown as its
-    /// ``RoostError`` (a refused token is forgotten, as for any request).
+    /// ``RoostError`` (a refused token is forgotten, and an expired access token renewed once,
+    /// as for any request).
     func openStream(_ request: TransportRequest) async throws -> TransportStream {
-        var request = request
-        let sentCredential = credential
-        if let sentCredential { addToken(sentCredential, to: &request) }
-        let stream = try await transport.stream(request)
-        guard stream.status >= 300 else { return stream }
+        var sent: String?
+        switch try await bearer(for: nil) {
+        case .none: sent = nil
+        case .refused(let answer): throw RoostError.from(answer)
+        case .token(let token): sent = token
+        }
+        var opened = try await attemptStream(request, token: sent)
+        if case .failure(let error) = opened, error.status == 401, let token = sent,
+            renews(token, refusedWith: error)
+        {
+            switch try await bearer(for: nil, replacing: sent) {
+            case .none: break
+            case .refused(let answer): throw RoostError.from(answer)
+            case .token(let token):
+                sent = token
+                opened = try await attemptStream(request, token: token)
+            }
+        }
+        switch opened {
+        case .success(let stream): return stream
+        case .failure(let error):
+            if error.status == 401, let sent, sent == currentToken, ends(error) {
+                forgetCredential()
+            }
+            throw error
+        }
+    }
+
+    /// The stream, or the error its answer carries.
+    private func attemptStream(_ request: TransportRequest, token: String?) async throws
+        -> Result<TransportStream, RoostError>
+    {
+        let stream = try await transport.stream(token.map { authorized(request, with: $0) } ?? request)
+        guard stream.status >= 300 else { return .success(stream) }
         defer { stream.close() }
         var body = Data()
         for try await chunk in stream.body {
@@ -187,14 +217,8 @@ extension Roost {
             // Error bodies are small JSON; a stream that is not one is not read further.
             if body.count > 64 * 1024 { break }
         }
-        let response = TransportResponse(status: stream.status, headers: stream.headers, body: body)
-        let error = RoostError.from(response)
-        if response.status == 401, let sentCredential, sentCredential == credential,
-            error.code == RoostError.Code.invalidToken
-        {
-            forgetCredential()
-        }
-        throw error
+        return .failure(
+            RoostError.from(TransportResponse(status: stream.status, headers: stream.headers, body: body)))
     }
 
     /// Asks the login handler to log someone in after `error`; true when it did.

@@ -73,6 +73,10 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
             "You need to be logged in to do this. Call login(userName:password:) (or register) first.",
         .invalidToken:
             "Your session has expired or was ended on another device; log in again with login(userName:password:).",
+        .tokenExpired:
+            "Your session has expired; log in again with login(userName:password:).",
+        .invalidRefreshToken:
+            "Your session has ended: its refresh token expired, was revoked, or was used on another device (which ends the session for safety). Log in again with login(userName:password:); queued writes wait for it.",
     ]
 
     static func decodingFailed(_ type: Any.Type, _ error: any Error) -> RoostError {
@@ -124,7 +128,8 @@ extension RoostError: LocalizedError {
     /// What the app (or its user) can do about it, when something helps.
     public var recoverySuggestion: String? {
         switch code {
-        case Code.notLoggedIn, Code.invalidToken, "invalid_credentials":
+        case Code.notLoggedIn, Code.invalidToken, Code.tokenExpired, Code.invalidRefreshToken,
+            "invalid_credentials":
             return "Log in (again) and retry."
         case Code.networkUnreachable, Code.timeout:
             return

@@ -7,34 +7,49 @@ extension AccountService {
     /// combining marks is one character.
     static let maximumUserNameCharacters = 64
     static let maximumUserNameBytes = 256
+    /// The longest address (RFC 5321's path less its brackets), as an email or a user name.
+    static let maximumEmailBytes = 254
 
     /// The user name in NFC, so that a name typed composed or decomposed is the same account;
-    /// refuses names a person could not tell from another's (see docs/accounts.md).
+    /// refuses names a person could not tell from another's (see docs/accounts.md). A name with
+    /// `@` must be an e-mail address (FatFractal apps name users so), up to 254 bytes.
     static func normalizedUserName(_ raw: String) throws -> String {
         let name = raw.precomposedStringWithCanonicalMapping
-        guard !name.isEmpty, name.count <= maximumUserNameCharacters, name.utf8.count <= maximumUserNameBytes
-        else {
-            throw invalidUserName(
-                "length",
-                "A userName is 1 to \(maximumUserNameCharacters) characters and at most \(maximumUserNameBytes) bytes of UTF-8."
-            )
+        let isAddress = name.contains("@")
+        if isAddress {
+            guard name.utf8.count <= maximumEmailBytes else {
+                throw invalidUserName(
+                    "length",
+                    "A userName that is an e-mail address has at most \(maximumEmailBytes) bytes of UTF-8.")
+            }
+            try checkAddressShape(name)
+        } else {
+            guard !name.isEmpty, name.count <= maximumUserNameCharacters,
+                name.utf8.count <= maximumUserNameBytes
+            else {
+                throw invalidUserName(
+                    "length",
+                    "A userName is 1 to \(maximumUserNameCharacters) characters and at most \(maximumUserNameBytes) bytes of UTF-8."
+                )
+            }
         }
+        let punctuation = isAddress ? "._-+@".unicodeScalars : "._-+".unicodeScalars
         var previous: Unicode.Scalar?
         for scalar in name.unicodeScalars {
             if isMark(scalar) {
                 // A mark must follow a letter or digit: a name is never only marks.
-                guard let previous, !"._-+".unicodeScalars.contains(previous) else {
+                guard let previous, !punctuation.contains(previous) else {
                     throw invalidUserName(
                         "combining_mark",
                         "A userName may not start with a combining mark or put one after '.', '_', '-' or '+'."
                     )
                 }
             } else if !(scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
-                || "._-+".unicodeScalars.contains(scalar))
+                || punctuation.contains(scalar))
             {
                 throw invalidUserName(
                     "characters",
-                    "A userName is letters, digits, '.', '_', '-' or '+' (no spaces, no '@', no control or format characters)."
+                    "A userName is letters, digits, '.', '_', '-' or '+', or an e-mail address of those (no spaces, no control or format characters)."
                 )
             }
             previous = scalar
@@ -53,6 +68,34 @@ extension AccountService {
             )
         }
         return name
+    }
+
+    /// One `@`, something before it, and a domain of dotted labels after it.
+    private static func checkAddressShape(_ name: String) throws {
+        let parts = name.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty,
+            case let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false),
+            labels.count >= 2, labels.allSatisfy({ !$0.isEmpty })
+        else {
+            throw invalidUserName(
+                "address",
+                "A userName with '@' must be an e-mail address such as grace@example.com: one '@', a name before it and a domain with a dot after it."
+            )
+        }
+    }
+
+    /// A user name that is an address is the account's email as well, so that a login by that
+    /// address can only ever mean this account: the email sent, if any, must be the same address.
+    static func email(in body: JSONObject, userName: String) throws -> String? {
+        let email = try email(in: body)
+        guard userName.contains("@") else { return email }
+        if let email, email.lowercased() != userName.lowercased() {
+            throw invalidUserName(
+                "email_mismatch",
+                "A userName that is an e-mail address is the account's email as well: leave email out or send the same address."
+            )
+        }
+        return email ?? userName
     }
 
     private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
@@ -87,7 +130,8 @@ extension AccountService {
 
     static func email(in body: JSONObject) throws -> String? {
         guard let value = body["email"], value != .null else { return nil }
-        guard let email = value.stringValue?.precomposedStringWithCanonicalMapping, email.utf8.count <= 254,
+        guard let email = value.stringValue?.precomposedStringWithCanonicalMapping,
+            email.utf8.count <= maximumEmailBytes,
             !email.contains(" "),
             let at = email.firstIndex(of: "@"), at != email.startIndex,
             email[email.index(after: at)...].contains(".")

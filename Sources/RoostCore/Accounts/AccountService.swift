@@ -145,7 +145,7 @@ public struct AccountService: Sendable {
         }
         let userName = try Self.normalizedUserName(sentName)
         try ReservedUserNames.check(userName, allowingStaffNames: byOperator)
-        let email = try Self.email(in: body)
+        let email = try Self.email(in: body, userName: userName)
         guard let password = body["password"]?.stringValue else { throw RoostError.missingField("password") }
         try Self.validate(password: password, userName: userName)
 

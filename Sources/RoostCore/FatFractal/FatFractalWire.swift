@@ -49,6 +49,23 @@ public enum FatFractalWire {
         return fields
     }
 
+    /// The `ffRefs` entries of type FFB as blobs to copy: FatFractal's clients name a blob member
+    /// by its URL, `/ff/resources/C/g/member`, which an object read elsewhere carries along.
+    public static func blobCopies(in body: JSONObject) -> [BlobCopy] {
+        (body["ffRefs"]?.arrayValue ?? []).compactMap { entry in
+            guard let reference = entry.objectValue, reference["type"]?.stringValue == "FFB",
+                let name = reference["name"]?.stringValue, let url = reference["url"]?.stringValue
+            else { return nil }
+            let parts = resourcePath(url).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 6, parts[0].isEmpty, parts[1] == "ff", parts[2] == "resources" else {
+                return nil
+            }
+            return BlobCopy(
+                member: name, collection: String(parts[3]), guid: String(parts[4]),
+                sourceMember: String(parts[5]))
+        }
+    }
+
     /// `/app/ff/resources/C/g` or a full URL → `/ff/resources/C/g`.
     public static func resourcePath(_ url: String) -> String {
         guard let range = url.range(of: "/ff/resources/") else { return url }

@@ -55,6 +55,15 @@ public struct ObjectService: Sendable {
     public func create(
         in collection: String, body: JSONObject, caller: Principal?, idempotency: IdempotencyMark? = nil
     ) async throws -> StoredObject {
+        try await create(in: collection, body: body, blobs: [:], caller: caller, idempotency: idempotency)
+    }
+
+    /// ``create(in:body:caller:idempotency:)`` with blob members whose bytes are stored already
+    /// (see ``create(in:body:copyingBlobs:caller:)``); each gets the new object's own URL.
+    func create(
+        in collection: String, body: JSONObject, blobs: [String: BlobDescriptor], caller: Principal?,
+        idempotency: IdempotencyMark?
+    ) async throws -> StoredObject {
         try Self.validate(collection: collection)
         var fields = body
         var guid = guids.makeGuid()
@@ -68,6 +77,13 @@ public struct ObjectService: Sendable {
         for field in Self.reservedFields where fields[field] != nil { throw RoostError.readOnlyField(field) }
         for member in fields.members where BlobDescriptor.isDescriptor(member.value) {
             throw RoostError.readOnlyField(member.key)
+        }
+        for (member, blob) in blobs {
+            fields[member] =
+                BlobDescriptor(
+                    contentType: blob.contentType, size: blob.size, sha256: blob.sha256,
+                    url: "/ff/resources/\(collection)/\(guid)/\(member)"
+                ).json
         }
         let now = clock.nowMilliseconds()
         let actor = caller?.userGuid

@@ -6,9 +6,10 @@ import RoostTestSupport
 import Testing
 
 /// An event's bytes are held once for all the streams it goes to, and all streams together hold
-/// a bounded number of bytes: streams that never read cannot multiply one large create.
+/// a bounded number of bytes: streams that never read cannot multiply one large create. (A
+/// pressure suite: 8 MiB creates to dozens of streams run after the parallel pass, alone.)
 @Suite("Realtime events: memory held for streams that do not read")
-struct EventMemoryTests {
+struct EventMemoryPressureTests {
     /// 32 streams that never read and one 8 MiB create: before, each stream's output buffer held
     /// its own copy of the event (+256 MB); now they share one.
     @Test func oneEventIsHeldOnceForEveryStream() async throws {
