@@ -38,6 +38,12 @@ struct IdentityTests {
         let third = try await world.signIn(subject: "s3", email: "erin@example.com", emailVerified: "true")
         #expect(third.status == 409)
         #expect(third.json["code"] as? String == "identity_taken")
+        // An address used as a user name is that account's email too.
+        let ivy = try await world.server.client.register("ivy@example.com")
+        let linked = try await world.signIn(
+            .google, subject: "g-ivy", email: "ivy@example.com", emailVerified: "true")
+        #expect(linked.status == 200)
+        #expect(linked.userGuid == ivy.userGuid)
     }
 
     @Test("a user lists, links and unlinks identities; the last way to log in stays")
@@ -154,5 +160,13 @@ struct IdentityTests {
             "DELETE", "/ff/admin/identities/apple?user=\(aliceGuid)", headers: daveAuth)
         #expect(kept.status == 409)
         #expect(kept.json["code"] as? String == "last_sign_in_method")
+
+        // A deactivated account's identity logs nothing in.
+        let deactivated = try await client.send(
+            "PATCH", "/ff/resources/FFUser/\(aliceGuid)", json: #"{"active":false}"#, headers: daveAuth)
+        #expect(deactivated.status == 200, "\(deactivated.text)")
+        let inactive = try await world.signIn()
+        #expect(inactive.status == 401)
+        #expect(inactive.json["code"] as? String == "invalid_credentials")
     }
 }
