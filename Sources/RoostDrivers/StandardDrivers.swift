@@ -79,6 +79,13 @@ extension StandardDrivers {
     }
 }
 
+extension StandardDrivers {
+    /// RoostPush's JWKS verifier (OpenSSL, libcurl).
+    public func identityVerifier(_ configuration: ServerConfiguration) -> (any IdentityTokenVerifier)? {
+        JWKSVerifier(settings: configuration.signIn, clock: configuration.clock)
+    }
+}
+
 extension Application {
     /// A server on the standard drivers (``StandardDrivers``).
     public convenience init(configuration: ServerConfiguration) throws {

@@ -230,6 +230,9 @@ extension PostgresStorage {
             version: 81, name: "refresh tokens",
             sql: PostgresRefreshStore.schema(key: #"text COLLATE "C""#, hash: "bytea")),
         Migration(version: 82, name: "mail outbox and password resets", sql: PostgresMailStore.schema),
+        Migration(
+            version: 83, name: "sign-in identities",
+            sql: PostgresIdentityStore.schema(key: #"text COLLATE "C""#, hash: "bytea")),
     ]
 
     /// The steps in `versions`: one range, for tests and tools that set up one store alone.

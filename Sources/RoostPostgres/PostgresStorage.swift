@@ -11,6 +11,7 @@ public final class PostgresStorage: Storage {
     public let push: PostgresPushStore
     public let mail: PostgresMailStore
     public let refresh: PostgresRefreshStore
+    public let identities: PostgresIdentityStore
     public let loginThrottle: PostgresLoginThrottleStore
     public let definitions: PostgresDefinitionStore
     /// Hears other instances' commits; nil for storage opened by a command, which needs none.
@@ -24,6 +25,7 @@ public final class PostgresStorage: Storage {
     public var pushStore: any PushStore { push }
     public var mailStore: any MailStore { mail }
     public var refreshStore: any RefreshStore { refresh }
+    public var identityStore: any IdentityStore { identities }
     public var loginFailures: any LoginFailureStore { loginThrottle }
     public var sharedDefinitions: (any SharedDefinitionStore)? { definitions }
 
@@ -56,6 +58,7 @@ public final class PostgresStorage: Storage {
         push = PostgresPushStore(database: database)
         mail = PostgresMailStore(database: database)
         refresh = PostgresRefreshStore(database: database)
+        identities = PostgresIdentityStore(database: database, collections: collections)
         loginThrottle = PostgresLoginThrottleStore(database: database)
         definitions = PostgresDefinitionStore(database: database, listener: listener)
     }

@@ -10,8 +10,13 @@ public struct HTTPClientRequest: Sendable {
     public var body: [UInt8]
     /// The whole request's bound, connecting included.
     public var timeoutMilliseconds: Int
+    /// `POST` (with ``body``) or `GET` (without).
+    public var method: String
 
-    public init(url: String, headers: [String], body: [UInt8], timeoutMilliseconds: Int) {
+    public init(
+        url: String, headers: [String], body: [UInt8], timeoutMilliseconds: Int, method: String = "POST"
+    ) {
+        self.method = method
         self.url = url
         self.headers = headers
         self.body = body
@@ -73,6 +78,7 @@ public final class CurlHTTPClient: Sendable {
     /// Requests waiting or in flight.
     public var pending: Int { loop.state.withLock { $0.pending } }
 
+    /// Sends `request`, a GET or a POST (the name is older than GETs).
     public func post(_ request: HTTPClientRequest) async -> Result<HTTPClientResponse, HTTPClientError> {
         await withCheckedContinuation { continuation in
             loop.enqueue(TransferLoop.Job(request: request, continuation: continuation))
@@ -190,11 +196,15 @@ final class TransferLoop: @unchecked Sendable {
         roost_curl_easy_set_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
         roost_curl_easy_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds)
         if let caFile = options.caFile { roost_curl_easy_set_string(easy, CURLOPT_CAINFO, caFile) }
-        roost_curl_easy_set_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
-        request.body.withUnsafeBytes { bytes in
-            _ = roost_curl_easy_set_pointer(
-                easy, CURLOPT_COPYPOSTFIELDS,
-                UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+        if request.method == "GET" {
+            roost_curl_easy_set_long(easy, CURLOPT_HTTPGET, 1)
+        } else {
+            roost_curl_easy_set_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
+            request.body.withUnsafeBytes { bytes in
+                _ = roost_curl_easy_set_pointer(
+                    easy, CURLOPT_COPYPOSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
         }
         for line in request.headers { transfer.headerList = curl_slist_append(transfer.headerList, line) }
         roost_curl_easy_set_headers(easy, transfer.headerList)
@@ -258,8 +268,8 @@ private final class Transfer {
     }
 }
 
-/// Providers answer a few hundred bytes; more than this is not theirs.
-private let maximumResponseBody = 64 * 1024
+/// Providers answer a few hundred bytes (a key set a few KiB); more than this is not theirs.
+public let maximumResponseBody = 64 * 1024
 
 private let receiveBody: roost_curl_data_callback = { data, size, count, context in
     let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()

@@ -95,3 +95,58 @@ public enum JSONWebToken {
         return signingInput + "." + Sodium.base64URL(signature)
     }
 }
+
+extension JSONWebToken {
+    /// A compact JWS taken apart; nothing in it is checked yet.
+    public struct Parts: Sendable {
+        public var header: JSONObject
+        public var claims: JSONObject
+        public var signature: [UInt8]
+        /// `base64url(header).base64url(claims)`: what the signature signs.
+        public var signingInput: [UInt8]
+    }
+
+    /// The parts of `token`; nil unless it is three base64url segments, the first two JSON objects.
+    public static func parts(of token: String) -> Parts? {
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3, let header = decodeBase64URL(String(segments[0])),
+            let claims = decodeBase64URL(String(segments[1])),
+            let signature = decodeBase64URL(String(segments[2])),
+            case .object(let headerObject)? = try? JSONParser.parse(header),
+            case .object(let claimsObject)? = try? JSONParser.parse(claims)
+        else { return nil }
+        return Parts(
+            header: headerObject, claims: claimsObject, signature: signature,
+            signingInput: Array(segments[0].utf8) + [UInt8(ascii: ".")] + Array(segments[1].utf8))
+    }
+
+    /// Base64url without padding (RFC 4648 section 5), strictly: nil for any other character or a
+    /// length no encoding has.
+    public static func decodeBase64URL(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for character in text.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = character - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = character - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            buffer = buffer << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                buffer &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // A lone 6-bit group encodes no byte.
+        guard bits < 6 else { return nil }
+        return bytes
+    }
+}

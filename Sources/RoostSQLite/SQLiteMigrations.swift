@@ -198,6 +198,9 @@ extension SQLiteStorage {
         Migration(
             version: 31, name: "refresh tokens", sql: SQLiteRefreshStore.schema(key: "TEXT", hash: "BLOB")),
         Migration(version: 32, name: "mail outbox and password resets", sql: SQLiteMailStore.schema),
+        Migration(
+            version: 33, name: "sign-in identities",
+            sql: SQLiteIdentityStore.schema(key: "TEXT", hash: "BLOB")),
     ]
 }
 

@@ -12,6 +12,7 @@ public final class SQLiteStorage: Storage {
     public let push: SQLitePushStore
     public let mail: SQLiteMailStore
     public let refresh: SQLiteRefreshStore
+    public let identities: SQLiteIdentityStore
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
     public var accountStore: any AccountStore { accounts }
@@ -21,6 +22,7 @@ public final class SQLiteStorage: Storage {
     public var pushStore: any PushStore { push }
     public var mailStore: any MailStore { mail }
     public var refreshStore: any RefreshStore { refresh }
+    public var identityStore: any IdentityStore { identities }
     /// One process serves an SQLite database, so its memory is where failures are counted.
     public let loginFailures: any LoginFailureStore = InMemoryLoginFailures()
     public var sharedDefinitions: (any SharedDefinitionStore)? { nil }
@@ -65,6 +67,7 @@ public final class SQLiteStorage: Storage {
         push = SQLitePushStore(database: database)
         mail = SQLiteMailStore(database: database)
         refresh = SQLiteRefreshStore(database: database)
+        identities = SQLiteIdentityStore(database: database, collections: collections)
     }
 
     static func openDatabase(directory: String, durability: Durability, readLimits: ReadLimits = ReadLimits())

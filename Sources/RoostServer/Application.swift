@@ -35,6 +35,8 @@ public final class Application: Sendable {
     public let mailDispatcher: MailDispatcher?
     /// Where everything the server has to say goes, besides the access log.
     public let logger: Logger
+    /// Checks Apple's and Google's ID tokens; nil when no provider was configured at start.
+    public let identityVerifier: (any IdentityTokenVerifier)?
 
     /// Opens the data folder and prepares the server; ``start()`` begins listening.
     /// Request bodies over this many bytes are admitted by their route when their head arrives.
@@ -117,6 +119,14 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
+        let identityVerifier =
+            Self.needsSignIn(configuration, definitions) ? drivers.identityVerifier(configuration) : nil
+        self.identityVerifier = identityVerifier
+        SignInRoutes(
+            service: SignInService(
+                accounts: accounts, identities: storage.identityStore, verifier: identityVerifier,
+                settings: configuration.signIn)
+        ).register(in: routes)
         AdminRoutes(accounts: accounts).register(in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,
@@ -349,6 +359,7 @@ public final class Application: Sendable {
         await asyncHandlers.stop()
         await pushDispatcher?.stop()
         await mailDispatcher?.stop()
+        await identityVerifier?.shutdown()
         await scriptRuntime.shutdown()
         await blobIO.stop()
         blobStorage.close()

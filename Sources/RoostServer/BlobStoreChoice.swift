@@ -1,3 +1,4 @@
+import RoostCore
 import RoostStore
 
 /// Where blob bytes live (`--blob-store`).
@@ -33,4 +34,10 @@ public protocol StorageDrivers: Sendable {
     func openBlobStorage(_ configuration: ServerConfiguration) throws -> any BlobStorage
     /// Blob I/O threads for that blob store.
     func blobIOThreads(_ configuration: ServerConfiguration) -> Int
+    /// What checks Apple's and Google's ID tokens; nil: signing in with them is refused.
+    func identityVerifier(_ configuration: ServerConfiguration) -> (any IdentityTokenVerifier)?
+}
+
+extension StorageDrivers {
+    public func identityVerifier(_ configuration: ServerConfiguration) -> (any IdentityTokenVerifier)? { nil }
 }

@@ -106,6 +106,8 @@ public struct ServerConfiguration: Sendable {
     public var push = PushOptions()
     /// Mail: the SMTP sender (composed by `roost serve`), the sender address and password reset.
     public var mail = MailOptions()
+    /// Sign in with Apple and Google: client ids, the providers' issuers and key sets, linking.
+    public var signIn = SignInSettings()
 
     public init() {}
 }

@@ -27,29 +27,37 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
     public func createAccount(_ account: AccountRecord, user: StoredObject) async throws {
         let derived = try DerivedRows(of: user, collections: collections)
         try await database.write { connection in
-            let taken = try connection.first(
-                """
-                SELECT CASE WHEN user_name_key = \(account.userNameKey) THEN 1 ELSE 0 END FROM accounts
-                WHERE user_name_key = \(account.userNameKey) OR email_key = \(account.emailKey) LIMIT 1
-                """
-            ) { $0.integer(0) }
-            if let taken { throw taken == 1 ? AccountConflict.userName : AccountConflict.email }
-            do {
-                try connection.run(
-                    """
-                    INSERT INTO accounts (user_guid, user_name_key, email_key, password_hash)
-                    VALUES (\(account.userGuid), \(account.userNameKey), \(account.emailKey), \(account.passwordHash))
-                    """)
-            } catch let violated where Connection.isUniqueViolation(violated) {
-                // Another instance registered the name or email since the check above (with
-                // several writers); the constraint's name says which.
-                let message = String(describing: violated)
-                if message.contains("user_name") { throw AccountConflict.userName }
-                if message.contains("email") { throw AccountConflict.email }
-                throw StoreError.duplicate
-            }
-            try Objects.insert(user, derived: derived, on: connection)
+            try Self.insertAccount(account, user: user, derived: derived, on: connection)
         }
+    }
+
+    /// Stores an account and its user object in the caller's transaction; throws
+    /// ``AccountConflict`` for a taken name or email.
+    static func insertAccount(
+        _ account: AccountRecord, user: StoredObject, derived: DerivedRows, on connection: Connection
+    ) throws {
+        let taken = try connection.first(
+            """
+            SELECT CASE WHEN user_name_key = \(account.userNameKey) THEN 1 ELSE 0 END FROM accounts
+            WHERE user_name_key = \(account.userNameKey) OR email_key = \(account.emailKey) LIMIT 1
+            """
+        ) { $0.integer(0) }
+        if let taken { throw taken == 1 ? AccountConflict.userName : AccountConflict.email }
+        do {
+            try connection.run(
+                """
+                INSERT INTO accounts (user_guid, user_name_key, email_key, password_hash)
+                VALUES (\(account.userGuid), \(account.userNameKey), \(account.emailKey), \(account.passwordHash))
+                """)
+        } catch let violated where Connection.isUniqueViolation(violated) {
+            // Another instance registered the name or email since the check above (with
+            // several writers); the constraint's name says which.
+            let message = String(describing: violated)
+            if message.contains("user_name") { throw AccountConflict.userName }
+            if message.contains("email") { throw AccountConflict.email }
+            throw StoreError.duplicate
+        }
+        try Objects.insert(user, derived: derived, on: connection)
     }
 
     public func account(identifiedBy key: String) async throws -> AccountRecord? {

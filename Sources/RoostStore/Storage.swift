@@ -62,6 +62,8 @@ public protocol Storage: Sendable {
     var mailStore: any MailStore { get }
     /// Refresh tokens, beside the sessions they belong to.
     var refreshStore: any RefreshStore { get }
+    /// Sign-in identities (Apple, Google) and the identity tokens' used nonces.
+    var identityStore: any IdentityStore { get }
     /// Where the login throttle counts failures: shared by every instance on the database.
     var loginFailures: any LoginFailureStore { get }
     /// Where instances sharing the database keep the app definition; nil when one server reads

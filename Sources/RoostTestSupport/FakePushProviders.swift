@@ -5,6 +5,8 @@ import Foundation
 /// killed when it is released (a failed test never leaves one running).
 public final class FakePushProvider: Sendable {
     public let port: Int
+    /// A second port the fake printed (fake_oidc.py's plain-HTTP control listener).
+    public let secondPort: Int?
     /// Where the fake writes one JSON object a line: connections, requests, token exchanges.
     public let logPath: String
     private let errorPath: String
@@ -22,9 +24,9 @@ public final class FakePushProvider: Sendable {
 
     /// Starts `Tests/fakes/<script>` with `arguments` plus `--log`; returns once it has printed
     /// the port it listens on.
-    public static func start(_ script: String, _ arguments: [String], folder: String) async throws
-        -> FakePushProvider
-    {
+    public static func start(
+        _ script: String, _ arguments: [String], folder: String, python: String? = FakePushProvider.python
+    ) async throws -> FakePushProvider {
         guard let python else {
             throw TestClientError(
                 description: "no Python with h2: run scripts/install-deps.sh --browser-tests")
@@ -55,16 +57,20 @@ public final class FakePushProvider: Sendable {
             }
             return String(decoding: bytes, as: UTF8.self)
         }
-        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
+        let ports = line.split(separator: " ").dropFirst().compactMap { Int($0) }
+        guard line.hasPrefix("PORT "), let port = ports.first else {
             _ = try? await child.exit()
             let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
             throw TestClientError(description: "\(script) did not start: \(line) \(errors)")
         }
-        return FakePushProvider(port: port, logPath: logPath, errorPath: errorPath, child: child)
+        return FakePushProvider(
+            port: port, secondPort: ports.dropFirst().first, logPath: logPath, errorPath: errorPath,
+            child: child)
     }
 
-    private init(port: Int, logPath: String, errorPath: String, child: ChildProcess) {
+    private init(port: Int, secondPort: Int?, logPath: String, errorPath: String, child: ChildProcess) {
         self.port = port
+        self.secondPort = secondPort
         self.logPath = logPath
         self.errorPath = errorPath
         self.child = child

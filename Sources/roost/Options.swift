@@ -17,7 +17,8 @@ struct ServeOption: Sendable {
     let help: String
     let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
 
-    static let all: [ServeOption] = general + access + database + events + blobStore + scripts + push + mail
+    static let all: [ServeOption] =
+        general + access + database + events + blobStore + scripts + push + mail + signIn
 
     static let general: [ServeOption] = [
         ServeOption(

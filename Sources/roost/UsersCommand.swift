@@ -12,13 +12,14 @@ let usersHelp = """
       roost users demote NAME [options]
       roost users reset-password NAME [options]
       roost users delete NAME [options]
+      roost users identities NAME [--json] [options]
 
     OPTIONS:
       --data-dir PATH       the server's data folder (default ./roost-data; env: ROOST_DATA_DIR)
       --password-stdin      read the password from standard input instead of prompting
       --email EMAIL         the new user's email (create only)
       --admin               make the new user an administrator (create only)
-      --json                print the users as a JSON array (list only)
+      --json                print the users (list) or identities (identities) as a JSON array
       -h, --help            show this help
 
     list prints every user: name, email, guid, admin, active, and notes accounts whose names are
@@ -33,6 +34,7 @@ let usersHelp = """
 /// The actions of `roost users`, and whether each takes a user name.
 private let userActions = [
     "list": false, "create": true, "promote": true, "demote": true, "reset-password": true, "delete": true,
+    "identities": true,
 ]
 
 /// `roost users ...`: returns the exit status.
@@ -88,8 +90,9 @@ func users(_ arguments: [String]) async -> Int32 {
                 : "'roost users \(action)' takes no user name\nRun 'roost users --help' for the usage.")
         return 64
     }
-    guard !json || action == "list" else {
-        printError("--json is for 'roost users list'\nRun 'roost users --help' for the options.")
+    guard !json || action == "list" || action == "identities" else {
+        printError(
+            "--json is for 'roost users list' and 'identities'\nRun 'roost users --help' for the options.")
         return 64
     }
     if let status = database.requireExisting() { return status }
@@ -128,6 +131,10 @@ func users(_ arguments: [String]) async -> Int32 {
                 let user = try await accounts.createUser(
                     userName: name, email: email, password: password, admin: admin)
                 say("created \(admin ? "administrator" : "user") '\(name)' (guid \(user.guid))")
+            case "identities":
+                let (guid, identities) = try await accounts.identities(
+                    userName: name, in: storage.identityStore)
+                say(json ? identitiesJSON(identities) : identitiesTable(identities, of: name, guid: guid))
             case "reset-password":
                 let password = try readPassword(fromStdin: passwordFromStdin)
                 try await accounts.resetPassword(userName: name, to: password)
@@ -177,4 +184,23 @@ private func promptWithoutEcho(_ prompt: String) throws -> String {
     }
     guard let line = readLine(strippingNewline: true) else { throw UsageError(message: "no password given") }
     return line
+}
+
+/// `roost users identities NAME`: one line per identity, or a note that there is none.
+func identitiesTable(_ identities: [IdentityRecord], of name: String, guid: String) -> String {
+    guard !identities.isEmpty else { return "'\(name)' (guid \(guid)) has no sign-in identities" }
+    return identities.map { identity in
+        "\(identity.provider)\t\(identity.subject)\t\(identity.email ?? "-")\t\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(identity.createdAt) / 1000)))"
+    }.joined(separator: "\n")
+}
+
+func identitiesJSON(_ identities: [IdentityRecord]) -> String {
+    let items = identities.map { identity -> [String: Any] in
+        [
+            "provider": identity.provider, "subject": identity.subject, "email": identity.email ?? NSNull(),
+            "createdAt": identity.createdAt, "userGuid": identity.userGuid,
+        ]
+    }
+    let data = (try? JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])) ?? Data("[]".utf8)
+    return String(decoding: data, as: UTF8.self)
 }

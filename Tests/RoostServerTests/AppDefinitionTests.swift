@@ -46,6 +46,13 @@ struct AppDefinitionTests {
         (#"{"settings":{"sessionPolicy":"forever"}}"#, "settings.sessionPolicy: one of"),
         (#"{"settings":{"tokenLifetime":5}}"#, "settings.tokenLifetime"),
         (#"{"settings":{"registration":true}}"#, "settings.registration"),
+        (#"{"settings":{"signIn":{"facebook":{}}}}"#, "settings.signIn.facebook: unknown key"),
+        (
+            #"{"settings":{"signIn":{"apple":{"clientIds":"org.example"}}}}"#,
+            "settings.signIn.apple.clientIds"
+        ),
+        (#"{"settings":{"signIn":{"google":{"clientIds":[""]}}}}"#, "settings.signIn.google.clientIds"),
+        (#"{"settings":{"signIn":{"linkVerifiedEmails":"yes"}}}"#, "settings.signIn.linkVerifiedEmails"),
         (#"{"setting":{}}"#, "setting: unknown key"),
         ("[]", "(top level)"),
     ]

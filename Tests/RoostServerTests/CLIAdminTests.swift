@@ -206,7 +206,7 @@ struct CLIAdminTests {
             (["users", "list", "bob"], "'roost users list' takes no user name"),
             (["users", "promote"], "'roost users promote' takes one user name"),
             (["users", "demote", "a", "b"], "'roost users demote' takes one user name"),
-            (["users", "promote", "bob", "--json"], "--json is for 'roost users list'"),
+            (["users", "promote", "bob", "--json"], "--json is for 'roost users list' and 'identities'"),
             (["users", "elevate", "bob"], "unknown users command 'elevate'"),
         ])
     func usersUsageErrors(_ arguments: [String], _ message: String) async throws {

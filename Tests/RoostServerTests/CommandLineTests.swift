@@ -61,6 +61,15 @@ struct CommandLineTests {
                 "--smtp-user, --smtp-password-file and --mail-from need --smtp-url"
             ),
             (["serve", "--smtp-url", "smtp://127.0.0.1:25"], "--smtp-url needs --mail-from"),
+            (["serve", "--apple-client-ids", ","], "--apple-client-ids takes comma-separated client ids"),
+            (
+                ["serve", "--google-keys-url", "http://keys.example"],
+                "--google-keys-url takes an https:// URL, not 'http://keys.example'"
+            ),
+            (
+                ["serve", "--sign-in-link-verified-emails", "yes"],
+                "--sign-in-link-verified-emails takes 'on' or 'off', not 'yes'"
+            ),
             (["frobnicate"], "unknown command 'frobnicate'"),
             (["users", "create"], "'roost users create' takes one user name"),
         ])

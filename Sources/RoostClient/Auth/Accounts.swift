@@ -84,7 +84,7 @@ extension Roost {
             path: "/ff/login", body: ["email": .string(email), "password": .string(password)])
     }
 
-    private func authenticate(path: String, body: [String: JSON], authorization: String? = nil) async throws
+    func authenticate(path: String, body: [String: JSON], authorization: String? = nil) async throws
         -> RoostUser
     {
         var body = body

@@ -23,6 +23,14 @@ extension AccountService {
             userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .all)
     }
 
+    /// The user's guid and their sign-in identities (`roost users identities`).
+    public func identities(userName: String, in store: any IdentityStore) async throws -> (
+        userGuid: String, identities: [IdentityRecord]
+    ) {
+        let account = try await existingAccount(userName)
+        return (account.userGuid, try await store.identities(userGuid: account.userGuid))
+    }
+
     /// Deletes a user, their sessions and their `FFUser` object.
     public func deleteUser(userName: String) async throws {
         let account = try await existingAccount(userName)

@@ -207,9 +207,11 @@ public struct AccountService: Sendable {
         if let wait = try await throttle.retryAfter(account: throttleKey, address: client) {
             throw RoostError.tooManyAttempts(retryAfter: wait)
         }
-        let valid = try await hasher.verify(
-            String(password.prefix(1024)), against: account?.passwordHash ?? decoyHash)
-        guard valid, let account,
+        // An account made by signing in with a provider has no password (an empty hash): it is
+        // verified against the decoy, so that it costs what an unknown name costs.
+        let storedHash = account.flatMap { $0.passwordHash.isEmpty ? nil : $0.passwordHash }
+        let valid = try await hasher.verify(String(password.prefix(1024)), against: storedHash ?? decoyHash)
+        guard valid, storedHash != nil, let account,
             let user = try await objects.object(in: Self.userCollection, guid: account.userGuid),
             Self.isActive(user)
         else {

@@ -84,6 +84,17 @@ public struct AppDefinition: Sendable {
         public var allowAutoRegistration = false
         /// FatFractal's `PushIsInactive`: the scripts' push calls are logged and send nothing.
         public var pushInactive = false
+        /// `signIn`: client ids and email linking for Sign in with Apple and Google.
+        public var signIn: SignIn?
+
+        public init() {}
+    }
+
+    /// `settings.signIn`; what it leaves out, the server's options decide.
+    public struct SignIn: Sendable {
+        /// Each named provider's accepted `aud` values.
+        public var clientIds: [SignInProvider: [String]] = [:]
+        public var linkVerifiedEmails: Bool?
 
         public init() {}
     }

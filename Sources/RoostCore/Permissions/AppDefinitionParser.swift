@@ -179,12 +179,42 @@ extension AppDefinition {
         return hosting
     }
 
+    /// `{"apple": {"clientIds": ["org.example.app"]}, "google": {...}, "linkVerifiedEmails": false}`.
+    private static func parseSignIn(_ value: JSONValue) throws(AppDefinitionError) -> SignIn {
+        guard case .object(let object) = value else { throw .at("settings.signIn", "signIn is an object") }
+        try allowOnly(
+            SignInProvider.allCases.map(\.rawValue) + ["linkVerifiedEmails"], in: object,
+            at: "settings.signIn.")
+        var signIn = SignIn()
+        for provider in SignInProvider.allCases {
+            guard let entry = object[provider.rawValue] else { continue }
+            let path = "settings.signIn.\(provider.rawValue)"
+            guard case .object(let fields) = entry else {
+                throw .at(path, "an object such as {\"clientIds\": [\"org.example.app\"]}")
+            }
+            try allowOnly(["clientIds"], in: fields, at: path + ".")
+            guard case .array(let ids)? = fields["clientIds"],
+                let strings = Optional(ids.compactMap(\.stringValue)), strings.count == ids.count,
+                strings.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 }), ids.count <= 32
+            else { throw .at(path + ".clientIds", "a list of up to 32 client ids (strings)") }
+            signIn.clientIds[provider] = strings
+        }
+        if let link = object["linkVerifiedEmails"] {
+            guard case .bool(let flag) = link else {
+                throw .at("settings.signIn.linkVerifiedEmails", "true or false")
+            }
+            signIn.linkVerifiedEmails = flag
+        }
+        return signIn
+    }
+
     private static func parseSettings(_ value: JSONValue) throws(AppDefinitionError) -> Settings {
         guard case .object(let object) = value else { throw .at("settings", "settings is an object") }
         try allowOnly(
             [
                 "sessionPolicy", "tokenLifetime", "allowNewCollections", "registration",
                 "allowAutoRegistration", "pushInactive", "refreshTokens", "accessTokenLifetime",
+                "signIn",
             ],
             in: object,
             at: "settings.")
@@ -215,6 +245,7 @@ extension AppDefinition {
             }
             settings.accessTokenLifetime = Int(seconds)
         }
+        if let signIn = object["signIn"] { settings.signIn = try parseSignIn(signIn) }
         if let inactive = object["pushInactive"] {
             guard case .bool(let flag) = inactive else { throw .at("settings.pushInactive", "true or false") }
             settings.pushInactive = flag

@@ -1,0 +1,4 @@
+import RoostStore
+
+/// ``IdentityStore`` on the SQLite database.
+public typealias SQLiteIdentityStore = SQLIdentityStore<SQLiteDatabase>
