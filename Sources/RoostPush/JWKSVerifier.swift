@@ -1,5 +1,6 @@
 import RoostCore
 import RoostJSON
+import Synchronization
 
 /// Checks ID tokens against their provider's JSON Web Key Set, fetched over HTTPS by libcurl's
 /// thread (never an event loop), at most 64 KiB, cached for ``SignInSettings/keyLifetime``, and
@@ -122,5 +123,39 @@ actor KeySetCache {
             if let key = VerificationKey(jwk: strings) { keys[kid] = key }
         }
         return keys.isEmpty ? nil : keys
+    }
+}
+
+/// The JWKS verifier, started (with libcurl's thread) on the first sign-in: every server can take
+/// sign-ins as soon as its definition names a provider, with no restart, and one whose definition
+/// never does costs no thread.
+public final class LazyJWKSVerifier: IdentityTokenVerifier {
+    private let settings: SignInSettings
+    private let clock: any WallClock
+    /// The verifier once started; `stopped` once shut down (later calls are refused).
+    private let state = Mutex<(verifier: JWKSVerifier?, stopped: Bool)>((nil, false))
+
+    public init(settings: SignInSettings, clock: any WallClock = SystemWallClock()) {
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public func verifiedClaims(of token: String, provider: SignInProvider) async throws -> JSONObject {
+        let verifier = state.withLock { state -> JWKSVerifier? in
+            if state.verifier == nil, !state.stopped {
+                state.verifier = JWKSVerifier(settings: settings, clock: clock)
+            }
+            return state.verifier
+        }
+        guard let verifier else { throw RoostError.providerUnavailable }
+        return try await verifier.verifiedClaims(of: token, provider: provider)
+    }
+
+    public func shutdown() async {
+        let verifier = state.withLock { state in
+            state.stopped = true
+            return state.verifier
+        }
+        await verifier?.shutdown()
     }
 }

@@ -119,8 +119,9 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
-        let identityVerifier =
-            Self.needsSignIn(configuration, definitions) ? drivers.identityVerifier(configuration) : nil
+        // Always there (it starts on the first sign-in): a definition applied later, or read from
+        // the shared database, may name a provider.
+        let identityVerifier = drivers.identityVerifier(configuration)
         self.identityVerifier = identityVerifier
         SignInRoutes(
             service: SignInService(

@@ -93,12 +93,3 @@ struct SignInRoutes: Sendable {
         return user
     }
 }
-
-extension Application {
-    /// Whether a provider is configured at start, by option or by the app definition.
-    static func needsSignIn(_ configuration: ServerConfiguration, _ definitions: AppDefinitionSource) -> Bool
-    {
-        SignInProvider.allCases.contains { !configuration.signIn[$0].clientIds.isEmpty }
-            || definitions.definition.settings.signIn != nil
-    }
-}

@@ -295,7 +295,29 @@ struct SignInTests {
         let refused = try await plain.client.send(
             "POST", "/ff/login/apple", json: #"{"idToken":"x","nonce":"0123456789abcdef"}"#)
         #expect(refused.text == errorBody(.providerNotConfigured("apple")))
-        #expect(plain.application.identityVerifier == nil)
+    }
+
+    /// Found by the audit of what differs between instances: the verifier was made only when a
+    /// provider was configured at start, so an instance started before `roost app apply` named one
+    /// (or without `--app`, reading the shared definition later) answered 404 until restarted.
+    @Test("a provider the definition names after the start signs in, with no restart")
+    func providerNamedAfterStart() async throws {
+        let provider = try await FakeIdentityProvider.start(authority: try await TestCertificateAuthority())
+        let clock = ManualWallClock()
+        let server = try await TestServer { configuration in
+            configuration.clock = clock
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.signIn.apple.keysURL = provider.keysURL
+            configuration.signIn.caFile = provider.certificateAuthority
+        }
+        let world = SignInWorld(server: server, provider: provider, clock: clock)
+        let before = try await world.signIn()
+        #expect(before.text == errorBody(.providerNotConfigured("apple")))
+        server.application.definitions.replace(
+            with: try AppDefinition.parse(
+                Array(#"{"settings": {"signIn": {"apple": {"clientIds": ["\#(appleBundleId)"]}}}}"#.utf8)))
+        let after = try await world.signIn()
+        #expect(after.status == 201, "\(after.text)")
     }
 
     @Test("the app definition's signIn.clientIds replace the configured ones")
