@@ -87,6 +87,7 @@ extension ErrorCode {
     public static let serverBusy: ErrorCode = "server_busy"
     public static let shuttingDown: ErrorCode = "shutting_down"
     public static let tokenExpired: ErrorCode = "token_expired"
+    public static let tokenHeaderRequired: ErrorCode = "token_header_required"
     public static let tooManyAttempts: ErrorCode = "too_many_attempts"
     public static let tooManyBlobMembers: ErrorCode = "too_many_blob_members"
     public static let tooManyGroupMembers: ErrorCode = "too_many_group_members"

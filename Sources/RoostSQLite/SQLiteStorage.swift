@@ -14,6 +14,7 @@ public final class SQLiteStorage: Storage {
     public let refresh: SQLiteRefreshStore
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
+    public var collectionBrowser: any CollectionBrowsing { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }

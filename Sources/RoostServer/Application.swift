@@ -117,7 +117,11 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
-        AdminRoutes(accounts: accounts).register(in: routes)
+        AdminRoutes(
+            accounts: accounts,
+            collections: CollectionAdministration(
+                store: storage.collectionBrowser, limits: configuration.collectionListing)
+        ).register(in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,
             tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
@@ -172,9 +176,11 @@ public final class Application: Sendable {
         httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
         httpConfiguration.tls = tls
         if !configuration.strictTransportSecurity { httpConfiguration.strictTransportSecurity = nil }
-        // Outermost first: the dialect (app prefix, hosted files) sees the request as it came.
+        // Outermost first: the dashboard owns `/_/` whatever else is configured; then the
+        // dialect (app prefix, hosted files) sees the request as it came.
         let edge = MiddlewareChain(
             [
+                DashboardHosting(),
                 FatFractalDialect(
                     accounts: accounts, definitions: definitions,
                     configuredHosting: StaticHosting(directory: configuration.publicDirectory),

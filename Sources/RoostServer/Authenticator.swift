@@ -45,12 +45,15 @@ struct APIRoutes {
     let writes: RouteGroup
     /// ``api`` for logged-in users only.
     let loggedIn: RouteGroup
+    /// ``loggedIn`` for administrators only.
+    let administrators: RouteGroup
 
     init(table: RouteTable, authenticator: Authenticator, idempotentWrites: IdempotentWrites) {
         open = RouteGroup(table: table, middleware: [])
         api = open.grouped(Authentication(authenticator: authenticator), BodyReservation())
         writes = api.grouped(idempotentWrites)
         loggedIn = api.grouped(LoginRequired())
+        administrators = loggedIn.grouped(AdminRequired())
     }
 }
 
