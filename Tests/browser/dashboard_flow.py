@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Headless Chromium drives Roost's admin dashboard (/_/) as an operator would.
+
+Logs in, reads the collections, pages through Note by cursor (next, next, previous), meets a
+query error and a good filter, opens an object whose text is HTML, edits an object, meets a
+conflict made behind its back, deletes an object, revokes a user's session, is refused as a
+non-administrator, and tries to frame the dashboard from another origin. Prints what it saw as
+one JSON object. Exit status 3 means the browser or selenium is missing (the caller skips,
+printing the reason); anything else non-zero is a failure.
+"""
+import argparse
+import http.server
+import json
+import shutil
+import sys
+import threading
+import urllib.request
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--roost", required=True)
+    parser.add_argument("--admin", required=True)
+    parser.add_argument("--password", required=True)
+    parser.add_argument("--user", required=True, help="the guid of the user whose session is revoked")
+    parser.add_argument("--user-name", required=True)
+    parser.add_argument("--user-password", required=True)
+    parser.add_argument("--page-port", type=int, required=True)
+    args = parser.parse_args()
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not browser or not driver:
+        print("chromium or chromedriver is not installed (apt-get install chromium chromium-driver)")
+        return 3
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+    except ImportError:
+        print("python's selenium is not installed (pip install selenium)")
+        return 3
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--no-first-run", "--disable-extensions"):
+        options.add_argument(flag)
+    chrome = webdriver.Chrome(service=Service(executable_path=driver), options=options)
+    framing = serve_framing_page(args.page_port, args.roost)
+    out = {}
+
+    def wait(condition, timeout=30):
+        return WebDriverWait(chrome, timeout).until(condition)
+
+    def css(selector):
+        return chrome.find_elements(By.CSS_SELECTOR, selector)
+
+    def present(selector):
+        return wait(lambda c: css(selector) or None)[0]
+
+    def row_guids():
+        return [row.get_attribute("data-guid") for row in css("table[data-test=objects] tbody tr")]
+
+    def log_in(name, password):
+        present("input[name=userName]").send_keys(name)
+        css("input[name=password]")[0].send_keys(password)
+        css("form.login button[type=submit]")[0].click()
+
+    def edit(text):
+        present("button[data-test=edit]").click()
+        editor = present("textarea[data-test=editor]")
+        editor.clear()
+        editor.send_keys(text)
+        css("button[data-test=save]")[0].click()
+
+    try:
+        chrome.get(args.roost + "/_/")
+        log_in(args.admin, args.password)
+        present("table[data-test=collections]")
+        out["who"] = present("[data-test=who]").text
+        out["tokenInStorage"] = chrome.execute_script(
+            "return sessionStorage.getItem('roost.dashboard.token') !== null")
+        out["cookies"] = chrome.execute_script("return document.cookie")
+        out["noteCount"] = present("tr[data-collection=Note] td[data-test=count]").text
+
+        # Browse Note by cursor: three pages forward, one back.
+        css("tr[data-collection=Note] a")[0].click()
+        present("table[data-test=objects]")
+        pages = [row_guids()]
+        for _ in range(2):
+            before = pages[-1][0]
+            present("button[data-test=next]").click()
+            wait(lambda c: row_guids() and row_guids()[0] != before or None)
+            pages.append(row_guids())
+        out["pageSizes"] = [len(page) for page in pages]
+        out["distinct"] = len(set(sum(pages, [])))
+        out["lastHasNext"] = not css("button[data-test=next]")[0].get_property("disabled")
+        out["imagesOnLastPage"] = chrome.execute_script("return document.querySelectorAll('main img').length")
+        present("button[data-test=previous]").click()
+        wait(lambda c: row_guids() == pages[1] or None)
+        out["previousIsSecond"] = row_guids() == pages[1]
+        out["urlAfterPrevious"] = chrome.current_url.replace(args.roost, "").split("?")[0]
+
+        # A query error shows its column; a good filter narrows the page.
+        search = present("input[data-test=filter]")
+        search.clear()
+        search.send_keys("n gt ")
+        search.submit()
+        error = present("[data-test=query-error]")
+        out["queryError"] = error.text
+        out["caret"] = present("[data-test=caret]").text
+        search = present("input[data-test=filter]")
+        search.clear()
+        search.send_keys("n lt 3")
+        search.submit()
+        wait(lambda c: css("table[data-test=objects]") and len(row_guids()) == 3 or None)
+        out["filtered"] = len(row_guids())
+
+        # An object whose text is HTML shows as text.
+        chrome.get(args.roost + "/_/collections/Note/xss")
+        shown = present("pre[data-test=json]")
+        out["xssText"] = shown.text
+        out["xssImages"] = chrome.execute_script("return document.querySelectorAll('main img').length")
+        out["xssRan"] = chrome.execute_script("return window.pwned === 1")
+        out["metadataGuid"] = present("dd[data-field=guid]").text
+
+        # Edit, then meet a change made meanwhile by someone else.
+        chrome.get(args.roost + "/_/collections/Note/editme")
+        present("pre[data-test=json]")
+        edit('{"text": "edited in the browser"}')
+        present("[data-test=saved]")
+        out["afterEdit"] = present("pre[data-test=json]").text
+        token = chrome.execute_script("return sessionStorage.getItem('roost.dashboard.token')")
+        behind = urllib.request.Request(
+            args.roost + "/ff/resources/Note/editme", method="PATCH",
+            data=json.dumps({"text": "changed meanwhile"}).encode(),
+            headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+        out["behindStatus"] = urllib.request.urlopen(behind).status
+        edit('{"text": "mine"}')
+        out["conflict"] = present("[data-test=conflict]").text
+
+        # Delete: the button asks once more.
+        chrome.get(args.roost + "/_/collections/Note/gone")
+        remove = present("button[data-test=delete]")
+        remove.click()
+        out["deleteAsks"] = remove.text
+        remove.click()
+        wait(lambda c: c.current_url.endswith("/_/collections/Note") or None)
+        present("table[data-test=objects]")
+        out["deletedGone"] = "gone" not in row_guids()
+
+        # A user's sessions, one revoked.
+        chrome.get(args.roost + "/_/users")
+        present("table[data-test=users]")
+        present("tr[data-guid='%s'] a" % args.user).click()
+        present("table[data-test=sessions]")
+        out["sessionsBefore"] = len(css("table[data-test=sessions] tbody tr"))
+        revoke = present("button[data-test=revoke]")
+        revoke.click()
+        revoke.click()
+        present("[data-test=revoked]")
+        out["sessionsAfter"] = len(css("table[data-test=sessions] tbody tr"))
+
+        # Log out; a user who is not an administrator gets no dashboard.
+        present("[data-test=logout]").click()
+        log_in(args.user_name, args.user_password)
+        out["nonAdmin"] = present("[data-test=login-error]").text
+        out["nonAdminToken"] = chrome.execute_script(
+            "return sessionStorage.getItem('roost.dashboard.token')")
+
+        # Another origin's page cannot frame the dashboard.
+        chrome.get("http://127.0.0.1:%d/frame.html" % args.page_port)
+        frame = present("iframe")
+        chrome.switch_to.frame(frame)
+        out["framedForm"] = len(css("form.login"))
+        chrome.switch_to.default_content()
+        print(json.dumps(out))
+    except Exception as error:  # report what was seen so far, for the Swift side's message
+        out["error"] = "%s: %s" % (type(error).__name__, error)
+        out["url"] = chrome.current_url
+        out["main"] = chrome.execute_script(
+            "var m = document.getElementById('main'); return m ? m.textContent : document.title")
+        print(json.dumps(out))
+    finally:
+        chrome.quit()
+        framing.shutdown()
+    return 0
+
+
+def serve_framing_page(port, roost):
+    page = ('<!doctype html><html><body><iframe src="%s/_/login" width="600" height="400"></iframe>'
+            '</body></html>' % roost).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+if __name__ == "__main__":
+    sys.exit(main())
