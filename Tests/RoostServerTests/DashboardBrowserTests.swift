@@ -9,13 +9,6 @@ import Testing
 @Suite("Dashboard in a browser")
 struct DashboardBrowserTests {
     @Test func anOperatorBrowsesEditsAndRevokes() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let script = root.appendingPathComponent("Tests/browser/dashboard_flow.py").path
-        let venvPython = root.appendingPathComponent(".build/browser-venv/bin/python3").path
-        let python =
-            FileManager.default.isExecutableFile(atPath: venvPython)
-            ? [venvPython] : ["/usr/bin/env", "python3"]
         let directory = try await makeDataFolder()
         let admin = try await runRoost(
             ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
@@ -43,22 +36,16 @@ struct DashboardBrowserTests {
                 try await client.send("POST", "/ff/resources/Note", json: body, headers: auth).status == 201)
         }
 
-        let result = try await runProgram(
-            python[0],
-            Array(python.dropFirst()) + [
-                script, "--roost", "http://127.0.0.1:\(server.port)", "--admin", "dave", "--password",
-                "dave-password", "--user", bobGuid, "--user-name", "bob", "--user-password", "correct horse",
-                "--page-port", String(try freeLoopbackPort()),
-            ])
-        if result.status == 3 {
-            print(
-                "skipping the browser test: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
-            return
-        }
-        #expect(result.status == 0, "\(result.errorOutput)")
-        let out = try #require(
-            JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)"
-        )
+        guard
+            let out = try await BrowserScript.run(
+                "dashboard_flow.py",
+                [
+                    "--roost", "http://127.0.0.1:\(server.port)", "--admin", "dave", "--password",
+                    "dave-password", "--user", bobGuid, "--user-name", "bob", "--user-password",
+                    "correct horse",
+                    "--page-port", String(try freeLoopbackPort()),
+                ])
+        else { return }
         #expect(out["error"] == nil, "\(out)")
         #expect(out["who"] as? String == "dave")
         #expect(out["tokenInStorage"] as? Bool == true)
