@@ -44,7 +44,11 @@ struct DashboardBrowserTests {
                     "dave-password", "--user", bobGuid, "--user-name", "bob", "--user-password",
                     "correct horse",
                     "--page-port", String(try freeLoopbackPort()),
-                ])
+                ]
+                    // ROOST_DASHBOARD_SCREENSHOTS=docs/images refreshes the README's pictures.
+                    + (ProcessInfo.processInfo.environment["ROOST_DASHBOARD_SCREENSHOTS"].map {
+                        ["--screenshots", $0]
+                    } ?? []))
         else { return }
         #expect(out["error"] == nil, "\(out)")
         #expect(out["who"] as? String == "dave")

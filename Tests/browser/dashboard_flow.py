@@ -26,6 +26,7 @@ def main():
     parser.add_argument("--user-name", required=True)
     parser.add_argument("--user-password", required=True)
     parser.add_argument("--page-port", type=int, required=True)
+    parser.add_argument("--screenshots", help="a folder to save the main pages' screenshots in (PNG)")
     args = parser.parse_args()
 
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -45,7 +46,7 @@ def main():
     options = webdriver.ChromeOptions()
     options.binary_location = browser
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                 "--no-first-run", "--disable-extensions"):
+                 "--no-first-run", "--disable-extensions", "--window-size=1280,800"):
         options.add_argument(flag)
     chrome = webdriver.Chrome(service=Service(executable_path=driver), options=options)
     framing = serve_framing_page(args.page_port, args.roost)
@@ -62,6 +63,10 @@ def main():
 
     def row_guids():
         return [row.get_attribute("data-guid") for row in css("table[data-test=objects] tbody tr")]
+
+    def snap(name):
+        if args.screenshots:
+            chrome.save_screenshot("%s/dashboard-%s.png" % (args.screenshots, name))
 
     def log_in(name, password):
         present("input[name=userName]").send_keys(name)
@@ -84,10 +89,12 @@ def main():
             "return sessionStorage.getItem('roost.dashboard.token') !== null")
         out["cookies"] = chrome.execute_script("return document.cookie")
         out["noteCount"] = present("tr[data-collection=Note] td[data-test=count]").text
+        snap("collections")
 
         # Browse Note by cursor: three pages forward, one back.
         css("tr[data-collection=Note] a")[0].click()
         present("table[data-test=objects]")
+        snap("objects")
         pages = [row_guids()]
         for _ in range(2):
             before = pages[-1][0]
@@ -111,6 +118,7 @@ def main():
         error = present("[data-test=query-error]")
         out["queryError"] = error.text
         out["caret"] = present("[data-test=caret]").text
+        snap("query-error")
         search = present("input[data-test=filter]")
         search.clear()
         search.send_keys("n lt 3")
@@ -140,6 +148,7 @@ def main():
         out["behindStatus"] = urllib.request.urlopen(behind).status
         edit('{"text": "mine"}')
         out["conflict"] = present("[data-test=conflict]").text
+        snap("conflict")
 
         # Delete: the button asks once more.
         chrome.get(args.roost + "/_/collections/Note/gone")
@@ -157,6 +166,7 @@ def main():
         present("tr[data-guid='%s'] a" % args.user).click()
         present("table[data-test=sessions]")
         out["sessionsBefore"] = len(css("table[data-test=sessions] tbody tr"))
+        snap("sessions")
         revoke = present("button[data-test=revoke]")
         revoke.click()
         revoke.click()
