@@ -32,7 +32,7 @@ struct DashboardServingTests {
         #expect(tag.hasPrefix("\"") && tag.count == 18)
         // No inline script: every script element loads a file of the dashboard's.
         let scripts = page.text.components(separatedBy: "<script").dropFirst()
-        #expect(scripts.count == 5)
+        #expect(scripts.count == 6)
         #expect(scripts.allSatisfy { $0.hasPrefix(" src=\"/_/assets/") && $0.contains("></script>") })
         let again = try await server.client.send("GET", "/_/", headers: [("If-None-Match", tag)])
         #expect(again.status == 304)
@@ -44,7 +44,8 @@ struct DashboardServingTests {
         for (name, type) in [
             ("app.js", "text/javascript; charset=utf-8"), ("api.js", "text/javascript; charset=utf-8"),
             ("ui.js", "text/javascript; charset=utf-8"), ("data.js", "text/javascript; charset=utf-8"),
-            ("users.js", "text/javascript; charset=utf-8"), ("dashboard.css", "text/css; charset=utf-8"),
+            ("users.js", "text/javascript; charset=utf-8"), ("object.js", "text/javascript; charset=utf-8"),
+            ("dashboard.css", "text/css; charset=utf-8"),
         ] {
             let file = try await server.client.send("GET", "/_/assets/\(name)")
             #expect(file.status == 200, "\(name)")

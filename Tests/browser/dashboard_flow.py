@@ -14,6 +14,7 @@ import json
 import shutil
 import sys
 import threading
+import traceback
 import urllib.request
 
 
@@ -25,6 +26,7 @@ def main():
     parser.add_argument("--user", required=True, help="the guid of the user whose session is revoked")
     parser.add_argument("--user-name", required=True)
     parser.add_argument("--user-password", required=True)
+    parser.add_argument("--other", required=True, help="the guid of a user to promote and deactivate")
     parser.add_argument("--page-port", type=int, required=True)
     parser.add_argument("--screenshots", help="a folder to save the main pages' screenshots in (PNG)")
     args = parser.parse_args()
@@ -37,6 +39,7 @@ def main():
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
     except ImportError:
@@ -53,7 +56,8 @@ def main():
     out = {}
 
     def wait(condition, timeout=30):
-        return WebDriverWait(chrome, timeout).until(condition)
+        # A page re-rendered between finding an element and reading it is read again.
+        return WebDriverWait(chrome, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
     def css(selector):
         return chrome.find_elements(By.CSS_SELECTOR, selector)
@@ -89,7 +93,6 @@ def main():
             "return sessionStorage.getItem('roost.dashboard.token') !== null")
         out["cookies"] = chrome.execute_script("return document.cookie")
         out["noteCount"] = present("tr[data-collection=Note] td[data-test=count]").text
-        snap("collections")
 
         # Browse Note by cursor: three pages forward, one back.
         css("tr[data-collection=Note] a")[0].click()
@@ -160,6 +163,35 @@ def main():
         present("table[data-test=objects]")
         out["deletedGone"] = "gone" not in row_guids()
 
+        # A new object, whose reference is a link to the object it names.
+        present("button[data-test=new]").click()
+        editor = present("textarea[data-test=new-editor]")
+        editor.clear()
+        editor.send_keys('{"text": "made in the browser", "see": {"ffUrl": "/ff/resources/Note/editme"}}')
+        css("button[data-test=create]")[0].click()
+        present("ul[data-test=references] a").click()
+        wait(lambda c: c.current_url.endswith("/_/collections/Note/editme") or None)
+        out["followedReference"] = present("dd[data-field=guid]").text
+
+        # A blob member: previewed from its bytes, fetched with the token.
+        chrome.get(args.roost + "/_/collections/Note/picture")
+        preview = present("img[data-test=preview]")
+        out["previewWidth"] = wait(lambda c: preview.get_property("naturalWidth") or None)
+        out["previewSource"] = preview.get_attribute("src")[:5]
+
+        # Promote a user, then deactivate them.
+        chrome.get(args.roost + "/_/users/" + args.other)
+        promote = present("button[data-test=admin]")
+        promote.click()
+        promote.click()
+        wait(lambda c: "administrator" in present("[data-test=standing]").text or None)
+        deactivate = present("button[data-test=active]")
+        out["deactivateAsks"] = deactivate.text
+        deactivate.click()
+        deactivate.click()
+        wait(lambda c: "deactivated" in present("[data-test=standing]").text or None)
+        out["otherStanding"] = present("[data-test=standing]").text
+
         # A user's sessions, one revoked.
         chrome.get(args.roost + "/_/users")
         present("table[data-test=users]")
@@ -188,7 +220,8 @@ def main():
         chrome.switch_to.default_content()
         print(json.dumps(out))
     except Exception as error:  # report what was seen so far, for the Swift side's message
-        out["error"] = "%s: %s" % (type(error).__name__, error)
+        out["error"] = "%s: %s" % (type(error).__name__, str(error).splitlines()[0] if str(error) else "")
+        out["at"] = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)]
         out["url"] = chrome.current_url
         out["main"] = chrome.execute_script(
             "var m = document.getElementById('main'); return m ? m.textContent : document.title")

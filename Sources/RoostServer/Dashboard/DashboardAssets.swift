@@ -26,6 +26,7 @@ struct DashboardAssets: Sendable {
             "ui.js": Asset("text/javascript; charset=utf-8", DashboardScripts.ui),
             "data.js": Asset("text/javascript; charset=utf-8", DashboardScripts.data),
             "users.js": Asset("text/javascript; charset=utf-8", DashboardScripts.users),
+            "object.js": Asset("text/javascript; charset=utf-8", DashboardScripts.object),
             "app.js": Asset("text/javascript; charset=utf-8", DashboardScripts.app),
         ])
 

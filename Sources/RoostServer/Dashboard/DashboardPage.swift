@@ -14,6 +14,7 @@ enum DashboardPage {
         <script src="/_/assets/ui.js" defer></script>
         <script src="/_/assets/data.js" defer></script>
         <script src="/_/assets/users.js" defer></script>
+        <script src="/_/assets/object.js" defer></script>
         <script src="/_/assets/app.js" defer></script>
         </head>
         <body>
@@ -71,6 +72,8 @@ enum DashboardPage {
           background: var(--paper); padding: 12px; border: 1px solid var(--line); }
         dl.meta dt { color: var(--muted); font-size: 13px; }
         dl.meta dd { margin: 0; font-family: ui-monospace, monospace; font-size: 13px; }
+        img.preview { max-width: 320px; max-height: 240px; margin: 6px 0; border: 1px solid var(--line); }
+        ul { background: var(--paper); border: 1px solid var(--line); padding: 10px 28px; }
 
         """#
 }

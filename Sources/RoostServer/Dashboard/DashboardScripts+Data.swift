@@ -57,7 +57,28 @@ extension DashboardScripts {
             RD.ui.show(title, form,
               rows.length ? RD.ui.table(["guid", "updated", "version", "object"], rows, "objects") :
                 el("p", {className: "muted", dataset: {test: "empty"}}, "No object on this page."),
-              el("div", {className: "row"}, previous, next));
+              el("div", {className: "row"}, previous, next), RD.data.creator(name));
+          },
+
+          // "New object": a JSON editor whose text is POSTed to the collection.
+          creator(name) {
+            const {el} = RD.ui;
+            const status = el("div");
+            const editor = el("textarea", {spellcheck: false, hidden: true, dataset: {test: "new-editor"}});
+            editor.value = "{\n  \n}";
+            const create = RD.ui.button("Create", async () => {
+              let body;
+              try { body = JSON.parse(editor.value); } catch (error) {
+                return status.replaceChildren(RD.ui.message("error", "This is not JSON: " + error.message, "error"));
+              }
+              const answer = await RD.api.call("POST", RD.api.collectionPath(name), {body});
+              if (answer.status === 201) return RD.app.go(RD.data.objectPath(name, answer.json.guid));
+              status.replaceChildren(RD.ui.errorMessage(answer));
+            }, {hidden: true, dataset: {test: "create"}});
+            const open = RD.ui.button("New object", () => {
+              editor.hidden = false; create.hidden = false; open.hidden = true; editor.focus();
+            }, {className: "plain", dataset: {test: "new"}});
+            return el("div", {}, el("div", {className: "row"}, open, create), status, editor);
           },
 
           browsePath(name, parameters) {
@@ -107,7 +128,8 @@ extension DashboardScripts {
               if (gone.status === 204) return RD.app.go(RD.data.browsePath(name, {}));
               status.replaceChildren(gone.status === 412 ? RD.data.conflict(gone) : RD.ui.errorMessage(gone));
             }, {dataset: {test: "delete"}});
-            RD.ui.show(title, meta, el("div", {className: "row"}, edit, save, remove), status, view, editor);
+            RD.ui.show(title, meta, el("div", {className: "row"}, edit, save, remove), status, view, editor,
+              RD.object.view(object));
           },
 
           async save(name, guid, editor, etag, status) {

@@ -46,10 +46,22 @@ extension DashboardScripts {
             const user = answer.json;
             const status = el("div");
             const sessions = el("div", {}, el("p", {className: "muted"}, "Loading…"));
+            // Promotion and deactivation are PATCHes of the user object, which only administrators may make;
+            // deactivating ends the user's sessions on the server.
+            const change = (fields, done) => RD.ui.confirmingButton(done[0], done[1], async () => {
+              const answer = await RD.api.call("PATCH", RD.api.objectPath("FFUser", guid), {body: fields});
+              if (answer.status !== 200) return status.replaceChildren(RD.ui.errorMessage(answer));
+              RD.app.go("/_/users/" + encodeURIComponent(guid));
+            }, {className: "plain", dataset: {test: Object.keys(fields)[0]}});
             RD.ui.show(title,
               el("p", {}, link(RD.data.objectPath("FFUser", guid), "Open as an object"),
-                el("span", {className: "muted"}, " · " + (user.email || "no email") +
+                el("span", {className: "muted", dataset: {test: "standing"}}, " · " + (user.email || "no email") +
                   (user.admin === true ? " · administrator" : "") + (user.active === false ? " · deactivated" : ""))),
+              el("div", {className: "row"},
+                user.admin === true ? change({admin: false}, ["Remove administrator", "Remove for good?"]) :
+                  change({admin: true}, ["Make administrator", "Make an administrator?"]),
+                user.active === false ? change({active: true}, ["Reactivate", "Reactivate now?"]) :
+                  change({active: false}, ["Deactivate", "Deactivate and end every session?"])),
               el("h2", {}, "Sessions"), status, sessions);
             await RD.users.sessions(guid, sessions, status);
           },
