@@ -21,6 +21,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, Expressi
 
 /// The codes the server answers with (docs/api.md's error tables say when each is given).
 extension ErrorCode {
+    public static let addressNotAllowed: ErrorCode = "address_not_allowed"
     public static let adminRequired: ErrorCode = "admin_required"
     public static let bodyTooLarge: ErrorCode = "body_too_large"
     public static let collectionNotAllowed: ErrorCode = "collection_not_allowed"

@@ -15,7 +15,7 @@ struct AdminRoutes: Sendable {
     let collections: CollectionAdministration
 
     func register(in routes: APIRoutes) {
-        routes.loggedIn.on(.get, "/ff/admin/sessions") { request, context in
+        routes.administrators.on(.get, "/ff/admin/sessions") { request, context in
             let principal = try context.user()
             guard let user = request.queryParameter("user"), !user.isEmpty else {
                 throw RoostError.invalidParameter(
@@ -27,7 +27,7 @@ struct AdminRoutes: Sendable {
             return Response.json(
                 200, JSONWriter.bytes(.object(JSONObject(uniqueMembers: [("items", .array(items))]))))
         }
-        routes.loggedIn.on(.delete, "/ff/admin/sessions/:id") { request, context in
+        routes.administrators.on(.delete, "/ff/admin/sessions/:id") { request, context in
             let principal = try context.user()
             try await accounts.revokeSession(id: try request.parameters.require("id"), by: principal)
             return Response(status: 204)
@@ -82,6 +82,24 @@ struct AdminRoutes: Sendable {
             throw RoostError.invalidParameter(name, "\(name) is 1 or 0, not '\(other.prefix(40))'.")
         }
     }
+}
+
+/// `--admin-allow`: administration only from the listed client addresses (as the trusted proxies
+/// tell them), refused at the head with 403 `address_not_allowed`.
+struct AdminAddresses: RouteMiddleware {
+    let allowed: TrustedProxies?
+
+    func prepare(_ request: Request, _ context: inout RequestContext) async throws {
+        guard let allowed, !allowed.contains(request.remoteAddress) else { return }
+        throw RoostError.addressNotAllowed
+    }
+}
+
+extension RoostError {
+    static let addressNotAllowed = RoostError(
+        status: 403, code: .addressNotAllowed,
+        message:
+            "Administration is not served to this address; roost serve --admin-allow lists the ones it is.")
 }
 
 /// Routes for administrators only: 401 `login_required` without a token, 403 `admin_required`

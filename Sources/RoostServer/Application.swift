@@ -80,7 +80,8 @@ public final class Application: Sendable {
         let routes = APIRoutes(
             table: table, authenticator: authenticator,
             idempotentWrites: IdempotentWrites(
-                service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)))
+                service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)),
+            adminAllowed: configuration.adminAllowed)
         var objects = ObjectService(
             store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
@@ -180,7 +181,7 @@ public final class Application: Sendable {
         // dialect (app prefix, hosted files) sees the request as it came.
         let edge = MiddlewareChain(
             [
-                DashboardHosting(),
+                DashboardHosting(allowed: configuration.adminAllowed),
                 FatFractalDialect(
                     accounts: accounts, definitions: definitions,
                     configuredHosting: StaticHosting(directory: configuration.publicDirectory),

@@ -48,12 +48,18 @@ struct APIRoutes {
     /// ``loggedIn`` for administrators only.
     let administrators: RouteGroup
 
-    init(table: RouteTable, authenticator: Authenticator, idempotentWrites: IdempotentWrites) {
+    init(
+        table: RouteTable, authenticator: Authenticator, idempotentWrites: IdempotentWrites,
+        adminAllowed: TrustedProxies? = nil
+    ) {
         open = RouteGroup(table: table, middleware: [])
         api = open.grouped(Authentication(authenticator: authenticator), BodyReservation())
         writes = api.grouped(idempotentWrites)
         loggedIn = api.grouped(LoginRequired())
-        administrators = loggedIn.grouped(AdminRequired())
+        // The address first: a client outside `--admin-allow` costs not even a token lookup.
+        administrators = open.grouped(
+            AdminAddresses(allowed: adminAllowed), Authentication(authenticator: authenticator),
+            BodyReservation(), LoginRequired(), AdminRequired())
     }
 }
 

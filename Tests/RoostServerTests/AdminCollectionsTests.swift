@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostHTTP
 import RoostTestSupport
 import Testing
 
@@ -229,5 +230,55 @@ struct AdminCollectionsTests {
         let revoked = try await world.send(.owner, "GET", "/ff/tokens")
         #expect(revoked.status == 401)
         #expect(revoked.json["code"] as? String == "invalid_token")
+    }
+}
+
+/// `--admin-allow`: the dashboard and `/ff/admin/…` only from the listed addresses.
+@Suite("Admin address allow-list")
+struct AdminAddressTests {
+    @Test("outside --admin-allow, /_/ and every /ff/admin route are 403 address_not_allowed; the API is not")
+    func refusedOutsideTheList() async throws {
+        let directory = try await makeDataFolder()
+        let admin = try await runRoost(
+            ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
+        #expect(admin.status == 0, "\(admin.errorOutput)")
+        let server = try await TestServer(dataDirectory: directory) { configuration in
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.adminAllowed = try? TrustedProxies("10.0.0.0/8")
+        }
+        defer { Task { await server.stop() } }
+        let token = try await server.client.login("dave", password: "dave-password")
+        let guid = try #require(
+            (try await server.client.send("GET", "/ff/session", headers: [("X-Token", token)]).json["user"]
+                as? [String: Any])?["guid"] as? String)
+        for (method, path) in [
+            ("GET", "/_/"), ("GET", "/_/assets/app.js"), ("GET", "/ff/admin/collections"),
+            ("GET", "/ff/admin/collections/Note/objects"), ("GET", "/ff/admin/sessions?user=\(guid)"),
+            ("DELETE", "/ff/admin/sessions/x"),
+        ] {
+            let refused = try await server.client.send(method, path, headers: [("X-Token", token)])
+            #expect(refused.status == 403, "\(method) \(path)")
+            #expect(refused.json["code"] as? String == "address_not_allowed", "\(method) \(path)")
+            // Before the token is even looked at.
+            let forged = try await server.client.send(method, path, headers: [("X-Token", "forged")])
+            #expect(forged.json["code"] as? String == "address_not_allowed", "\(method) \(path)")
+        }
+        #expect(
+            try await server.client.send("GET", "/ff/tokens", headers: [("X-Token", token)]).status == 200)
+        #expect(try await server.client.send("GET", "/health").status == 200)
+    }
+
+    @Test("inside --admin-allow everything is as without it; a bad list is a usage error")
+    func servedInsideTheList() async throws {
+        let server = try await TestServer { configuration in
+            configuration.adminAllowed = try? TrustedProxies("127.0.0.0/8,::1")
+        }
+        defer { Task { await server.stop() } }
+        #expect(try await server.client.send("GET", "/_/").status == 200)
+        let anonymous = try await server.client.send("GET", "/ff/admin/collections")
+        #expect(anonymous.json["code"] as? String == "login_required")
+        let usage = try await runRoost(["serve", "--admin-allow", "not-an-address"])
+        #expect(usage.status == 64)
+        #expect(usage.errorOutput.contains("--admin-allow"), "\(usage.errorOutput)")
     }
 }

@@ -12,6 +12,8 @@ import RoostJSON
 struct DashboardHosting: HTTPMiddleware {
     /// The page and its files, built once.
     let assets = DashboardAssets.standard
+    /// `--admin-allow`: nil serves any address.
+    var allowed: TrustedProxies? = nil
 
     /// Whether `path` is the dashboard's (reserved from the API and from `--public-dir`).
     static func isDashboardPath(_ path: Substring) -> Bool {
@@ -53,6 +55,9 @@ struct DashboardHosting: HTTPMiddleware {
     }
 
     private func answer(_ request: Request) -> Response {
+        if let allowed, !allowed.contains(request.remoteAddress) {
+            return ErrorBoundary.render(.addressNotAllowed)
+        }
         guard request.method == .get || request.method == .head else {
             var response = ErrorBoundary.render(Self.methodNotAllowed(request.method))
             response.headers.set("Allow", "GET, HEAD")
