@@ -171,7 +171,9 @@ def main():
         css("button[data-test=create]")[0].click()
         present("ul[data-test=references] a").click()
         wait(lambda c: c.current_url.endswith("/_/collections/Note/editme") or None)
-        out["followedReference"] = present("dd[data-field=guid]").text
+        # The address changes first; the page follows once the object is read.
+        out["followedReference"] = wait(
+            lambda c: present("dd[data-field=guid]").text == "editme" and "editme" or None)
 
         # A blob member: previewed from its bytes, fetched with the token.
         chrome.get(args.roost + "/_/collections/Note/picture")
@@ -203,6 +205,8 @@ def main():
         revoke.click()
         revoke.click()
         present("[data-test=revoked]")
+        # The list is read again after the message: wait for the answer it gets.
+        present("[data-test=no-sessions]")
         out["sessionsAfter"] = len(css("table[data-test=sessions] tbody tr"))
 
         # Log out; a user who is not an administrator gets no dashboard.
