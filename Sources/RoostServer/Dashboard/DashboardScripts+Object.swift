@@ -8,6 +8,8 @@ extension DashboardScripts {
 
         RD.object = {
           referencePattern: /^\/ff\/resources\/([A-Za-z][A-Za-z0-9_]{0,63})\/([A-Za-z0-9_-]{1,64})$/,
+          // A blob's bytes are read (with the token) only from this server's own blob addresses.
+          blobPattern: /^\/ff\/resources\/[A-Za-z][A-Za-z0-9_]{0,63}\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_]{1,64}$/,
           previewTypes: ["image/png", "image/jpeg", "image/gif", "image/webp"],
 
           // [{path, collection, guid}] and [{path, blob}] found in the object, 200 at most.
@@ -19,7 +21,8 @@ extension DashboardScripts {
                 const match = RD.object.referencePattern.exec(value.ffUrl);
                 if (match) references.push({path, collection: match[1], guid: match[2]});
               }
-              if (!Array.isArray(value) && value.blob && typeof value.blob.url === "string" && path !== "") {
+              if (!Array.isArray(value) && value.blob && typeof value.blob.url === "string" && path !== "" &&
+                  RD.object.blobPattern.test(value.blob.url)) {
                 blobs.push({path, blob: value.blob});
                 return;
               }
