@@ -10,15 +10,16 @@ extension DashboardScripts {
           pageSize: 50,
 
           async collections(search) {
+            const show = RD.ui.shower();
             const exact = search.get("exact") === "1";
             const answer = await RD.api.call("GET", "/ff/admin/collections" + RD.api.query({exact: exact ? 1 : ""}));
-            if (answer.status !== 200) return RD.ui.show(RD.ui.errorMessage(answer));
+            if (answer.status !== 200) return show(RD.ui.errorMessage(answer));
             const {el, link} = RD.ui;
             const rows = answer.json.items.map((item) => el("tr", {dataset: {collection: item.name}},
               el("td", {}, link("/_/collections/" + encodeURIComponent(item.name), item.name)),
               el("td", {dataset: {test: "count"}}, item.exact ? item.count.toLocaleString("en") :
                 "more than " + (item.count - 1).toLocaleString("en"))));
-            RD.ui.show(el("h1", {}, "Collections"),
+            show(el("h1", {}, "Collections"),
               rows.length ? RD.ui.table(["Collection", "Objects"], rows, "collections") :
                 el("p", {className: "muted"}, "No collection holds an object yet."),
               answer.json.truncated ? el("p", {className: "muted"}, "Only the first " + rows.length +
@@ -29,6 +30,7 @@ extension DashboardScripts {
           },
 
           async objects(name, search) {
+            const show = RD.ui.shower();
             const {el, link} = RD.ui;
             const filter = search.get("filter") || "";
             const input = el("input", {type: "search", name: "filter", value: filter,
@@ -38,11 +40,11 @@ extension DashboardScripts {
               RD.app.go(RD.data.browsePath(name, {filter: input.value.trim()}));
             }}, input, el("button", {type: "submit"}, "Filter"));
             const title = el("h1", {}, link("/_/", "Collections"), " / ", name);
-            RD.ui.show(title, form, el("p", {className: "muted"}, "Loading…"));
+            show(title, form, el("p", {className: "muted"}, "Loading…"));
             const answer = await RD.api.call("GET", "/ff/admin/collections/" + encodeURIComponent(name) +
               "/objects" + RD.api.query({limit: RD.data.pageSize, filter, after: search.get("after"),
                 before: search.get("before")}));
-            if (answer.status !== 200) return RD.ui.show(title, form, RD.ui.errorMessage(answer, "query-error"));
+            if (answer.status !== 200) return show(title, form, RD.ui.errorMessage(answer, "query-error"));
             const page = answer.json;
             const rows = page.items.map((object) => el("tr", {dataset: {guid: object.guid}},
               el("td", {}, link(RD.data.objectPath(name, object.guid), object.guid)),
@@ -54,7 +56,7 @@ extension DashboardScripts {
               dataset: {test: "previous"}});
             const next = RD.ui.button("Next", () => RD.app.go(RD.data.browsePath(name,
               {filter, after: page.next})), {className: "plain", disabled: !page.next, dataset: {test: "next"}});
-            RD.ui.show(title, form,
+            show(title, form,
               rows.length ? RD.ui.table(["guid", "updated", "version", "object"], rows, "objects") :
                 el("p", {className: "muted", dataset: {test: "empty"}}, "No object on this page."),
               el("div", {className: "row"}, previous, next), RD.data.creator(name));
@@ -100,11 +102,12 @@ extension DashboardScripts {
           },
 
           async object(name, guid, search) {
+            const show = RD.ui.shower();
             const {el, link} = RD.ui;
             const title = el("h1", {}, link("/_/", "Collections"), " / ",
               link(RD.data.browsePath(name, {}), name), " / ", guid);
             const answer = await RD.api.call("GET", RD.api.objectPath(name, guid));
-            if (answer.status !== 200) return RD.ui.show(title, RD.ui.errorMessage(answer));
+            if (answer.status !== 200) return show(title, RD.ui.errorMessage(answer));
             const object = answer.json;
             const meta = el("dl", {className: "meta", dataset: {test: "metadata"}});
             for (const field of metadataFields) {
@@ -128,7 +131,7 @@ extension DashboardScripts {
               if (gone.status === 204) return RD.app.go(RD.data.browsePath(name, {}));
               status.replaceChildren(gone.status === 412 ? RD.data.conflict(gone) : RD.ui.errorMessage(gone));
             }, {dataset: {test: "delete"}});
-            RD.ui.show(title, meta, el("div", {className: "row"}, edit, save, remove), status, view, editor,
+            show(title, meta, el("div", {className: "row"}, edit, save, remove), status, view, editor,
               RD.object.view(object));
           },
 

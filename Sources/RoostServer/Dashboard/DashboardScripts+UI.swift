@@ -33,6 +33,12 @@ extension DashboardScripts {
 
           main() { return document.getElementById("main"); },
           show(...children) { RD.ui.main().replaceChildren(...children); },
+          // show() for a view that awaits answers: once another page has been asked for, what this
+          // view still shows would replace it, so it shows nothing.
+          shower() {
+            const generation = RD.app.generation;
+            return (...children) => { if (generation === RD.app.generation) RD.ui.show(...children); };
+          },
 
           message(kind, text, testName) {
             return RD.ui.el("div", {className: "message " + kind, dataset: {test: testName || kind}}, text);

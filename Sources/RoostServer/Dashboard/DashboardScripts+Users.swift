@@ -7,6 +7,7 @@ extension DashboardScripts {
 
         RD.users = {
           async list(search) {
+            const show = RD.ui.shower();
             const {el, link} = RD.ui;
             const filter = search.get("filter") || "";
             const input = el("input", {type: "search", name: "filter", value: filter,
@@ -18,7 +19,7 @@ extension DashboardScripts {
             const title = el("h1", {}, "Users");
             const answer = await RD.api.call("GET", "/ff/admin/collections/FFUser/objects" +
               RD.api.query({limit: RD.data.pageSize, filter, after: search.get("after"), before: search.get("before")}));
-            if (answer.status !== 200) return RD.ui.show(title, form, RD.ui.errorMessage(answer, "query-error"));
+            if (answer.status !== 200) return show(title, form, RD.ui.errorMessage(answer, "query-error"));
             const page = answer.json;
             const rows = page.items.map((user) => el("tr", {dataset: {guid: user.guid}},
               el("td", {}, link("/_/users/" + encodeURIComponent(user.guid), String(user.userName || user.guid))),
@@ -27,7 +28,7 @@ extension DashboardScripts {
               el("td", {}, user.active === false ? "deactivated" : "active"),
               el("td", {}, RD.ui.time(user.createdAt))));
             const go = (parameters) => RD.app.go("/_/users" + RD.api.query(Object.assign({filter}, parameters)));
-            RD.ui.show(title, form,
+            show(title, form,
               rows.length ? RD.ui.table(["user name", "email", "role", "state", "created"], rows, "users") :
                 el("p", {className: "muted"}, "No user on this page."),
               el("div", {className: "row"},
@@ -38,11 +39,12 @@ extension DashboardScripts {
           },
 
           async user(guid) {
+            const show = RD.ui.shower();
             const {el, link} = RD.ui;
             const answer = await RD.api.call("GET", RD.api.objectPath("FFUser", guid));
             const title = el("h1", {}, link("/_/users", "Users"), " / ",
               answer.status === 200 ? String(answer.json.userName || guid) : guid);
-            if (answer.status !== 200) return RD.ui.show(title, RD.ui.errorMessage(answer));
+            if (answer.status !== 200) return show(title, RD.ui.errorMessage(answer));
             const user = answer.json;
             const status = el("div");
             const sessions = el("div", {}, el("p", {className: "muted"}, "Loading…"));
@@ -53,7 +55,7 @@ extension DashboardScripts {
               if (answer.status !== 200) return status.replaceChildren(RD.ui.errorMessage(answer));
               RD.app.go("/_/users/" + encodeURIComponent(guid));
             }, {className: "plain", dataset: {test: Object.keys(fields)[0]}});
-            RD.ui.show(title,
+            show(title,
               el("p", {}, link(RD.data.objectPath("FFUser", guid), "Open as an object"),
                 el("span", {className: "muted", dataset: {test: "standing"}}, " · " + (user.email || "no email") +
                   (user.admin === true ? " · administrator" : "") + (user.active === false ? " · deactivated" : ""))),

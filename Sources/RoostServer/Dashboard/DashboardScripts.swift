@@ -8,6 +8,8 @@ enum DashboardScripts {
 
         RD.app = {
           notice: null,
+          // Counts renders, so that a slow view never replaces the page asked for after it.
+          generation: 0,
 
           go(path) {
             history.pushState(null, "", path);
@@ -38,6 +40,7 @@ enum DashboardScripts {
           },
 
           async render() {
+            RD.app.generation += 1;
             const path = location.pathname;
             const search = new URLSearchParams(location.search);
             RD.app.nav();
