@@ -2,12 +2,14 @@ import RoostQuery
 
 /// A collection's name and how many objects it holds, counted up to a limit.
 public struct CollectionSummary: Sendable, Equatable {
+    /// The collection's name.
     public var name: String
     /// The objects counted: all of them when ``exact``, else the count stopped at its limit.
     public var count: Int
     /// False when counting stopped at its limit: the collection holds at least ``count``.
     public var exact: Bool
 
+    /// A summary of a collection.
     public init(name: String, count: Int, exact: Bool) {
         self.name = name
         self.count = count
@@ -19,8 +21,10 @@ public struct CollectionSummary: Sendable, Equatable {
 public struct PositionedDocument: Sendable, Equatable {
     /// The row's id: creation order, never reused; what a cursor holds.
     public var position: Int64
+    /// The object's JSON text as it is served.
     public var document: [UInt8]
 
+    /// A document at its position.
     public init(position: Int64, document: [UInt8]) {
         self.position = position
         self.document = document
@@ -36,14 +40,18 @@ public struct KeysetRequest: Sendable {
         case before(Int64)
     }
 
+    /// The collection read.
     public var collection: String
+    /// Only objects matching this; nil for all.
     public var filter: QueryExpression?
     /// What a filter may read through references; nil keeps dotted paths inside the object.
     public var references: ReferenceAccess?
+    /// Where the page starts and which way it reads.
     public var direction: Direction
     /// Objects wanted; the store reads one more to tell whether the page is the last.
     public var limit: Int
 
+    /// A page request; by default the first page of the whole collection.
     public init(
         collection: String, filter: QueryExpression? = nil, references: ReferenceAccess? = nil,
         direction: Direction = .after(nil), limit: Int

@@ -12,6 +12,7 @@ public struct CollectionAdministration: Sendable {
         /// Objects counted per collection unless exact counts are asked for.
         public var countLimit = 10_000
 
+        /// The defaults: 200 collections, counts up to 10,000.
         public init() {}
     }
 
@@ -20,8 +21,10 @@ public struct CollectionAdministration: Sendable {
     public static let defaultPageSize = 50
 
     let store: any CollectionBrowsing
+    /// What a listing may cost.
     public let limits: Limits
 
+    /// Administration over `store`, listing within `limits`.
     public init(store: any CollectionBrowsing, limits: Limits = Limits()) {
         self.store = store
         self.limits = limits
@@ -40,6 +43,7 @@ public struct CollectionAdministration: Sendable {
 
     /// A page of objects and the cursors of the pages beside it.
     public struct Page: Sendable {
+        /// The objects' JSON texts, in creation order.
         public var documents: [[UInt8]]
         /// The cursor of the page after this one; nil on the last page.
         public var next: String?
