@@ -45,7 +45,8 @@ struct APIRoutes {
     let writes: RouteGroup
     /// ``api`` for logged-in users only.
     let loggedIn: RouteGroup
-    /// ``loggedIn`` for administrators only.
+    /// Administrators only: the client's address (`--admin-allow`) first, then the caller's token,
+    /// which must be an administrator's (401 without one, 403 for anyone else).
     let administrators: RouteGroup
 
     init(
