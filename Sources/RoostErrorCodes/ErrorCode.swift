@@ -21,6 +21,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, Expressi
 
 /// The codes the server answers with (docs/api.md's error tables say when each is given).
 extension ErrorCode {
+    public static let addressNotAllowed: ErrorCode = "address_not_allowed"
     public static let adminRequired: ErrorCode = "admin_required"
     public static let bodyTooLarge: ErrorCode = "body_too_large"
     public static let collectionNotAllowed: ErrorCode = "collection_not_allowed"
@@ -96,6 +97,7 @@ extension ErrorCode {
     public static let serverBusy: ErrorCode = "server_busy"
     public static let shuttingDown: ErrorCode = "shutting_down"
     public static let tokenExpired: ErrorCode = "token_expired"
+    public static let tokenHeaderRequired: ErrorCode = "token_header_required"
     public static let tooManyAttempts: ErrorCode = "too_many_attempts"
     public static let tooManyBlobMembers: ErrorCode = "too_many_blob_members"
     public static let tooManyGroupMembers: ErrorCode = "too_many_group_members"

@@ -18,6 +18,7 @@ public final class PostgresStorage: Storage {
     public let listener: PostgresListener?
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
+    public var collectionBrowser: any CollectionBrowsing { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }

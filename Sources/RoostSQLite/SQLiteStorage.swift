@@ -15,6 +15,7 @@ public final class SQLiteStorage: Storage {
     public let identities: SQLiteIdentityStore
 
     public var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { objects }
+    public var collectionBrowser: any CollectionBrowsing { objects }
     public var accountStore: any AccountStore { accounts }
     public var idempotencyStore: any IdempotencyStore { idempotencyKeys }
     public var changeLog: any ChangeLog { changes }

@@ -82,7 +82,8 @@ public final class Application: Sendable {
         let routes = APIRoutes(
             table: table, authenticator: authenticator,
             idempotentWrites: IdempotentWrites(
-                service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)))
+                service: IdempotencyService(store: storage.idempotencyStore, clock: configuration.clock)),
+            adminAllowed: configuration.adminAllowed)
         var objects = ObjectService(
             store: storage.objectStore, clock: configuration.clock, guids: configuration.guids,
             definitions: definitions)
@@ -128,7 +129,11 @@ public final class Application: Sendable {
                 accounts: accounts, identities: storage.identityStore, verifier: identityVerifier,
                 settings: configuration.signIn)
         ).register(in: routes)
-        AdminRoutes(accounts: accounts).register(in: routes)
+        AdminRoutes(
+            accounts: accounts,
+            collections: CollectionAdministration(
+                store: storage.collectionBrowser, limits: configuration.collectionListing)
+        ).register(in: routes)
         changeFeed = ChangeFeed(
             log: storage.changeLog, definitions: definitions, limits: configuration.events,
             tokenIsLive: { [accounts] id in await accounts.tokenIsLive(id: id) },
@@ -183,9 +188,11 @@ public final class Application: Sendable {
         httpConfiguration.maxHeldRequestBytes = configuration.maxHeldRequestBytes
         httpConfiguration.tls = tls
         if !configuration.strictTransportSecurity { httpConfiguration.strictTransportSecurity = nil }
-        // Outermost first: the dialect (app prefix, hosted files) sees the request as it came.
+        // Outermost first: the dashboard owns `/_/` whatever else is configured; then the
+        // dialect (app prefix, hosted files) sees the request as it came.
         let edge = MiddlewareChain(
             [
+                DashboardHosting(allowed: configuration.adminAllowed),
                 FatFractalDialect(
                     accounts: accounts, definitions: definitions,
                     configuredHosting: StaticHosting(directory: configuration.publicDirectory),

@@ -45,12 +45,22 @@ struct APIRoutes {
     let writes: RouteGroup
     /// ``api`` for logged-in users only.
     let loggedIn: RouteGroup
+    /// Administrators only: the client's address (`--admin-allow`) first, then the caller's token,
+    /// which must be an administrator's (401 without one, 403 for anyone else).
+    let administrators: RouteGroup
 
-    init(table: RouteTable, authenticator: Authenticator, idempotentWrites: IdempotentWrites) {
+    init(
+        table: RouteTable, authenticator: Authenticator, idempotentWrites: IdempotentWrites,
+        adminAllowed: TrustedProxies? = nil
+    ) {
         open = RouteGroup(table: table, middleware: [])
         api = open.grouped(Authentication(authenticator: authenticator), BodyReservation())
         writes = api.grouped(idempotentWrites)
         loggedIn = api.grouped(LoginRequired())
+        // The address first: a client outside `--admin-allow` costs not even a token lookup.
+        administrators = open.grouped(
+            AdminAddresses(allowed: adminAllowed), Authentication(authenticator: authenticator),
+            BodyReservation(), LoginRequired(), AdminRequired())
     }
 }
 

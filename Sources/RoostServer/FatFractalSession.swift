@@ -60,6 +60,15 @@ struct FatFractalSession {
         guard let secret, request.headers["Authorization"] == nil, request.headers["X-Token"] == nil else {
             return
         }
+        // Administration takes no cookie at all: its token must be in a header, which no other
+        // site can make a browser send (CSRF).
+        if fromCookie, request.path == "/ff/admin" || request.path.hasPrefix("/ff/admin/") {
+            throw RoostError(
+                status: 403, code: .tokenHeaderRequired,
+                message:
+                    "Administration routes take the token in the Authorization or X-Token header, never from the sessionId cookie."
+            )
+        }
         // An extension may write even when called with GET, and `SameSite=Lax` cookies ride
         // top-level navigations from any site: a link elsewhere would run it as the user.
         if fromCookie, FatFractalDialect.isExtensionPath(request.path), !Self.isSameOrigin(request) {

@@ -95,6 +95,11 @@ public struct ServerConfiguration: Sendable {
     public var blobCacheBytes = 1 << 30
     /// A web app's files served on the API's origin (`--public-dir`); see ``StaticHosting``.
     public var publicDirectory: String?
+    /// The client addresses that may reach the dashboard (`/_/`) and `/ff/admin/…`
+    /// (`--admin-allow`); nil: any address (the admin right is checked either way).
+    public var adminAllowed: TrustedProxies?
+    /// How much `GET /ff/admin/collections` lists and counts (the dashboard's first page).
+    public var collectionListing = CollectionAdministration.Limits()
     /// FatFractal's app name in URLs (`--app-prefix`): `/<app>/ff/…` is `/ff/…`, `/<app>/x` a file.
     public var appPrefix: String?
     /// Server-side scripts: worker processes, time and memory per run.

@@ -23,10 +23,10 @@ public struct StaticHosting: Sendable {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && access(path, R_OK | X_OK) == 0
     }
 
-    /// Whether a path belongs to the API rather than to the web app.
+    /// Whether a path belongs to the API (or the dashboard, `/_/`) rather than to the web app.
     static func isAPIPath(_ path: Substring) -> Bool {
         path == "/ff" || path.hasPrefix("/ff/") || path == "/health" || path == "/metrics"
-            || path == "/openapi.json"
+            || path == "/openapi.json" || DashboardHosting.isDashboardPath(path)
     }
 
     /// The answer for `request`'s path, or nil when it is not a static file's request. `prefix`

@@ -50,6 +50,8 @@ public protocol BlobReferenceStore: Sendable {
 /// The embedded SQLite database and PostgreSQL each provide one.
 public protocol Storage: Sendable {
     var objectStore: any ObjectStore & FieldIndexStore & BlobReferenceStore { get }
+    /// The same objects as administrators browse them: collections, keyset pages.
+    var collectionBrowser: any CollectionBrowsing { get }
     var accountStore: any AccountStore { get }
     var idempotencyStore: any IdempotencyStore { get }
     /// The log every object write appends to, which realtime streams read.

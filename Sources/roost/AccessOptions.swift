@@ -26,6 +26,19 @@ extension ServeOption {
                 $1, flag: "--max-registrations", range: 0...1_000_000)
         },
         ServeOption(
+            flag: "--admin-allow", variable: "ROOST_ADMIN_ALLOW", valueName: "CIDR,...",
+            help:
+                "client addresses that may reach the dashboard (/_/) and /ff/admin/..., e.g. 127.0.0.1,10.0.0.0/8; others get 403 (default any: the admin right is checked anyway)"
+        ) {
+            do {
+                $0.adminAllowed = try TrustedProxies($1)
+            } catch let error as TrustedProxiesError {
+                throw UsageError(
+                    message: error.message.replacingOccurrences(
+                        of: "--trusted-proxies", with: "--admin-allow"))
+            }
+        },
+        ServeOption(
             flag: "--metrics-allow", variable: "ROOST_METRICS_ALLOW", valueName: "CIDR,...",
             help:
                 "client addresses served /metrics without an administrator's token, e.g. 127.0.0.1,10.0.0.0/8 (default none: administrators only)"

@@ -153,13 +153,6 @@ import Testing
     /// A page on one loopback origin calls Roost on another with fetch in headless Chromium; a
     /// page on an origin not listed cannot read Roost's answers.
     @Test func headlessChromiumCallsRoostFromAnotherOrigin() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let script = root.appendingPathComponent("Tests/browser/cors_fetch.py").path
-        let venvPython = root.appendingPathComponent(".build/browser-venv/bin/python3").path
-        let python =
-            FileManager.default.isExecutableFile(atPath: venvPython)
-            ? [venvPython] : ["/usr/bin/env", "python3"]
         let pagePort = try freeLoopbackPort()
         let server = try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
@@ -172,21 +165,14 @@ import Testing
             "POST", "/ff/resources/Note", json: #"{"text":"first"}"#, headers: [("X-Token", token)])
         let guid = try #require(note.json["guid"] as? String)
 
-        let result = try await runProgram(
-            python[0],
-            Array(python.dropFirst()) + [
-                script, "--roost", "http://127.0.0.1:\(server.port)", "--token", token, "--guid", guid,
-                "--page-port", String(pagePort),
-            ])
-        if result.status == 3 {
-            print(
-                "skipping the browser test: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
-            return
-        }
-        #expect(result.status == 0, "\(result.errorOutput)")
-        let outcome = try #require(
-            JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)"
-        )
+        guard
+            let outcome = try await BrowserScript.run(
+                "cors_fetch.py",
+                [
+                    "--roost", "http://127.0.0.1:\(server.port)", "--token", token, "--guid", guid,
+                    "--page-port", String(pagePort),
+                ])
+        else { return }
         let listed = try #require(outcome["listed"] as? [String: Any], "\(outcome)")
         let get = try #require(listed["get"] as? [String: Any], "\(listed)")
         #expect(get["status"] as? Int == 200)

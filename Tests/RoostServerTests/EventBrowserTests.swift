@@ -6,32 +6,17 @@ import Testing
 /// (issue 16): it reopens by itself with `Last-Event-ID` and misses nothing written meanwhile.
 @Suite("Realtime events in a browser") struct EventBrowserTests {
     @Test func headlessChromiumsEventSourceHearsEveryCreateAcrossARestart() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let script = root.appendingPathComponent("Tests/browser/events_flow.py").path
         let site = TestServer.makeTemporaryDirectory()
         try FileManager.default.copyItem(
-            atPath: root.appendingPathComponent("Tests/browser/events/index.html").path,
-            toPath: site + "/index.html")
-        let venvPython = root.appendingPathComponent(".build/browser-venv/bin/python3").path
-        let python =
-            FileManager.default.isExecutableFile(atPath: venvPython)
-            ? [venvPython] : ["/usr/bin/env", "python3"]
-        let result = try await runProgram(
-            python[0],
-            Array(python.dropFirst()) + [
-                script, "--roost", try RoostProcess.binaryPath(), "--site", site,
-                "--data", TestServer.makeTemporaryDirectory(),
-            ])
-        if result.status == 3 {
-            print(
-                "skipping the browser test: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
-            return
-        }
-        #expect(result.status == 0, "\(result.errorOutput)")
-        let out = try #require(
-            JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)"
-        )
+            atPath: BrowserScript.path("Tests/browser/events/index.html"), toPath: site + "/index.html")
+        guard
+            let out = try await BrowserScript.run(
+                "events_flow.py",
+                [
+                    "--roost", try RoostProcess.binaryPath(), "--site", site,
+                    "--data", TestServer.makeTemporaryDirectory(),
+                ])
+        else { return }
         let created = try #require(out["created"] as? [String])
         let received = try #require(out["received"] as? [[String: Any]])
         #expect(created.count == 5)

@@ -8,20 +8,13 @@ import Testing
 /// FatFractal.js) served by Roost and run end to end in headless Chromium (issue 18).
 @Suite("FatFractal in a browser") struct FatFractalBrowserTests {
     @Test func wouldYaRunsInHeadlessChromium() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let script = root.appendingPathComponent("Tests/browser/fatfractal_flow.py").path
         // The page and its client sit side by side as the app's web folder.
         let site = TestServer.makeTemporaryDirectory()
         try FileManager.default.createDirectory(atPath: site + "/Scripts", withIntermediateDirectories: true)
-        let fixtures = root.appendingPathComponent("Tests/browser/fatfractal").path
+        let fixtures = BrowserScript.path("Tests/browser/fatfractal")
         try FileManager.default.copyItem(atPath: fixtures + "/index.html", toPath: site + "/index.html")
         try FileManager.default.copyItem(
             atPath: fixtures + "/ffclient.js", toPath: site + "/Scripts/ffclient.js")
-        let venvPython = root.appendingPathComponent(".build/browser-venv/bin/python3").path
-        let python =
-            FileManager.default.isExecutableFile(atPath: venvPython)
-            ? [venvPython] : ["/usr/bin/env", "python3"]
         let server = try await TestServer { configuration in
             configuration.passwordHasher = PasswordHasher.cheapForTests()
             configuration.publicDirectory = site
@@ -29,20 +22,10 @@ import Testing
         }
         defer { Task { await server.stop() } }
 
-        let result = try await runProgram(
-            python[0],
-            Array(python.dropFirst()) + [
-                script, "--page", "http://127.0.0.1:\(server.port)/hoodyoodoo/index.html",
-            ])
-        if result.status == 3 {
-            print(
-                "skipping the browser test: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
-            return
-        }
-        #expect(result.status == 0, "\(result.errorOutput)")
-        let out = try #require(
-            JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)"
-        )
+        guard
+            let out = try await BrowserScript.run(
+                "fatfractal_flow.py", ["--page", "http://127.0.0.1:\(server.port)/hoodyoodoo/index.html"])
+        else { return }
         #expect(out["error"] == nil, "\(out)")
         let register = try #require(out["register"] as? [String: Any], "\(out)")
         #expect(register["clazz"] as? String == "FFUser")

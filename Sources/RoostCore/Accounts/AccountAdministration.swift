@@ -95,7 +95,8 @@ extension AccountService {
         guard try await accounts.deleteToken(id: id) else { throw RoostError.tokenNotFound(id) }
     }
 
-    static func requireAdmin(_ principal: Principal) throws {
+    /// Throws 403 `admin_required` unless `principal` is an administrator.
+    public static func requireAdmin(_ principal: Principal) throws {
         guard principal.isAdmin else {
             throw RoostError(
                 status: 403, code: .adminRequired,

@@ -3,6 +3,7 @@ extension RouteDocumentation {
     /// without one fails `OpenAPITests` (and is listed with only its path in the document).
     static let byRoute: [String: RouteDocumentation] = coreRoutes.merging(mailRoutes) { core, _ in core }
         .merging(refreshRoutes) { core, _ in core }.merging(signInRoutes) { core, _ in core }
+        .merging(adminRoutes) { core, _ in core }
 
     static let coreRoutes: [String: RouteDocumentation] = [
         "GET /health": RouteDocumentation(
