@@ -49,7 +49,11 @@ public final class PostgresLoginThrottleStore: LoginFailureStore {
                         last_failure = greatest(f.last_failure, excluded.last_failure)
                     """)
             }
-            if sweep { try connection.run("DELETE FROM roost_login_failures WHERE last_failure <= \(since)") }
+            if sweep {
+                // Not `since`: other callers count longer windows in the same table.
+                try connection.run(
+                    "DELETE FROM roost_login_failures WHERE last_failure <= \(now - loginFailureRetention)")
+            }
         }
     }
 

@@ -12,6 +12,12 @@ public protocol LoginFailureStore: Sendable {
     func forget(_ key: String) async throws
 }
 
+/// How long a store keeps a key whose newest failure is older, in milliseconds: longer than any
+/// window counted in it (logins 15 minutes, registrations and password resets an hour). A sweep by
+/// one caller's own window erased the others' counts: a failed login emptied the hour's
+/// registration and reset counts, four times the limits for whoever triggered it.
+public let loginFailureRetention: Int64 = 24 * 60 * 60 * 1000
+
 /// Failure times in this process's memory: the default with SQLite, where one instance serves.
 public final class InMemoryLoginFailures: LoginFailureStore {
     private let table = Mutex<[String: [Int64]]>([:])
@@ -33,7 +39,9 @@ public final class InMemoryLoginFailures: LoginFailureStore {
 
     public func recordFailure(of keys: [String], at now: Int64, droppingThrough since: Int64) {
         table.withLock { table in
-            if table.count > Self.maximumKeys { table = table.filter { $0.value.contains { $0 > since } } }
+            if table.count > Self.maximumKeys {
+                table = table.filter { $0.value.contains { $0 > now - loginFailureRetention } }
+            }
             for key in keys {
                 var times = table[key, default: []].filter { $0 > since }
                 times.append(now)

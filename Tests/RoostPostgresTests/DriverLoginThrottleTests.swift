@@ -69,9 +69,13 @@ struct DriverLoginThrottleTests {
             #expect(try await first.retryAfter(account: "user:ann", address: "192.0.2.1") != nil)
             clock.advance(milliseconds: 60_000)
             #expect(try await first.retryAfter(account: "user:ann", address: "192.0.2.1") == nil)
-            // The next failure's write sweeps rows whose failures have all expired.
+            // A failure's write sweeps rows idle past the retention (longer than any window).
             try await first.recordFailure(account: "user:bob", address: "192.0.2.2")
-            #expect(try await store.storedKeys() == ["a:user:bob", "i:192.0.2.2"])
+            #expect(
+                try await store.storedKeys() == ["a:user:ann", "a:user:bob", "i:192.0.2.1", "i:192.0.2.2"])
+            clock.advance(milliseconds: loginFailureRetention)
+            try await first.recordFailure(account: "user:carl", address: "192.0.2.3")
+            #expect(try await store.storedKeys() == ["a:user:carl", "i:192.0.2.3"])
         }
     }
 
@@ -93,5 +97,39 @@ struct DriverLoginThrottleTests {
         #expect(try await throttle.retryAfter(account: "user:ann", address: "192.0.2.2") == 60)
         clock.advance(milliseconds: 60_000)
         #expect(try await throttle.retryAfter(account: "user:ann", address: "192.0.2.2") == nil)
+    }
+
+    /// Found by the audit of what several instances share: the sweep of a failed login used the
+    /// login's 15-minute window and erased the hour-long registration counts kept beside it.
+    @Test func aLoginFailureKeepsTheRegistrationCountsOfItsLongerWindow() async throws {
+        let limits = LoginThrottle.Limits(
+            perAccount: 3, perAddress: 5, window: 15 * 60_000, registrationsPerAddress: 2,
+            registrationWindow: 60 * 60_000)
+        try await PostgresTestDatabase.with { test in
+            let clock = ManualWallClock()
+            let database = try PostgresDatabase(
+                configuration: test.configuration, migrations: PostgresLoginThrottleStore.migrations)
+            let throttle = LoginThrottle(
+                limits: limits, clock: clock, failures: PostgresLoginThrottleStore(database: database))
+            try await Self.registrationsOutliveALoginSweep(throttle, clock)
+            await database.close()
+        }
+        let clock = ManualWallClock()
+        let inMemory = InMemoryLoginFailures()
+        let throttle = LoginThrottle(limits: limits, clock: clock, failures: inMemory)
+        // In memory the sweep runs past 100,000 keys.
+        for number in 0...100_000 { inMemory.recordFailure(of: ["x\(number)"], at: 0, droppingThrough: -1) }
+        try await Self.registrationsOutliveALoginSweep(throttle, clock)
+    }
+
+    static func registrationsOutliveALoginSweep(_ throttle: LoginThrottle, _ clock: ManualWallClock)
+        async throws
+    {
+        #expect(try await throttle.admitRegistration(client: "203.0.113.7") == nil)
+        #expect(try await throttle.admitRegistration(client: "203.0.113.7") == nil)
+        clock.advance(milliseconds: 20 * 60_000)
+        // A failed login 20 minutes later sweeps with its own 15-minute window.
+        try await throttle.recordFailure(account: "user:ann", address: "198.51.100.1")
+        #expect(try await throttle.admitRegistration(client: "203.0.113.7") == 40 * 60)
     }
 }
