@@ -58,3 +58,36 @@ public final class DispatchLoop: Sendable {
         for task in running { await task.value }
     }
 }
+
+extension DispatchLoop {
+    /// Sends a round's claimed items, at most `concurrency` at a time, while the dispatcher holds
+    /// its lease (claimed just before, for `lease`): a send that would start once a third of the
+    /// lease has passed since the last claim claims it again first, and once it is lost no more
+    /// start. The instance that took it over puts what this one claimed but never sent back in the
+    /// queue and sends it; without this, a round slower than the lease (a slow provider) let
+    /// another instance resend what this one still had in flight.
+    public static func sendUnderLease<Item: Sendable>(
+        _ items: [Item], concurrency: Int, lease: Duration, clock: any WallClock,
+        renew: () async throws -> Bool, send: @escaping @Sendable (Item) async throws -> Void
+    ) async throws {
+        let third =
+            (lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000) / 3
+        var claimedAt = clock.nowMilliseconds()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var active = 0
+            for item in items {
+                if active >= max(1, concurrency) {
+                    try await group.next()
+                    active -= 1
+                }
+                if clock.nowMilliseconds() - claimedAt >= third {
+                    guard try await renew() else { break }
+                    claimedAt = clock.nowMilliseconds()
+                }
+                active += 1
+                group.addTask { try await send(item) }
+            }
+            try await group.waitForAll()
+        }
+    }
+}

@@ -130,18 +130,10 @@ public final class MailDispatcher: Sendable {
         guard try await store.claimLease(holder: options.holder, for: options.lease) else { return false }
         let due = try await store.claimDue(
             now: now, limit: options.batch, holder: options.holder, instance: instance)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var active = 0
-            for delivery in due {
-                if active >= max(1, options.concurrency) {
-                    try await group.next()
-                    active -= 1
-                }
-                active += 1
-                group.addTask { [self] in try await deliver(delivery) }
-            }
-            try await group.waitForAll()
-        }
+        try await DispatchLoop.sendUnderLease(
+            due, concurrency: options.concurrency, lease: options.lease, clock: clock,
+            renew: { try await store.claimLease(holder: options.holder, for: options.lease) },
+            send: { [self] delivery in try await deliver(delivery) })
         try await pruneHourly()
         metrics.queueDepth.store(try await store.queueDepth(), ordering: .relaxed)
         return due.count == options.batch
