@@ -56,7 +56,7 @@ struct StoreTests {
                 "24 change log", "25 script outbox", "26 given-up script runs by sequence",
                 "27 who deleted an object, in its change", "28 failed script runs keep who deleted",
                 "29 object references", "30 push devices and outbox", "31 refresh tokens",
-                "32 mail outbox and password resets",
+                "32 mail outbox and password resets", "33 sign-in identities",
             ])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")
