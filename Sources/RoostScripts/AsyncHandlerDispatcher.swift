@@ -9,8 +9,19 @@ public struct AsyncDispatchOptions: Sendable {
     public var batch = 100
     public var batchBytes = 4 << 20
     /// How long a claim of the dispatch lease lasts; renewed after every change. A handler's run
-    /// must end well within it (the script timeout does that), or another instance may take over.
+    /// must end well within it, or another instance may take over and run the same events: the
+    /// server sets ``lease(for:)`` of its scripts' configuration.
     public var lease: Duration = .seconds(30)
+
+    /// A lease twice the longest run (at least 30 s): a run may wait for a worker (the queue's
+    /// bound), start one, then run for the timeout. With the default 5 s timeout, 80 s; a 30 s
+    /// lease let runs of a script timeout above about 10 s be run twice by another instance.
+    public static func lease(for scripts: ScriptRuntime.Configuration) -> Duration {
+        let longestRun =
+            (scripts.queueWait ?? scripts.timeout) + ScriptRuntime.Configuration.workerStartLimit
+            + scripts.timeout
+        return .milliseconds(Int64(max(30, 2 * longestRun) * 1000))
+    }
     /// How often the dispatcher looks without a commit to wake it: the fallback for a lost
     /// notification, a lease held by an instance that died, and retries coming due.
     public var pollInterval: Duration = .seconds(1)

@@ -42,6 +42,9 @@ public final class ScriptRuntime: Sendable {
         /// slack) and 256 MiB for the program, its libraries and stacks.
         public var addressSpaceLimit: Int { 2 * memoryLimit + (256 << 20) }
 
+        /// Seconds a worker may take to start and load the modules: the pool's cost, not a run's.
+        public static let workerStartLimit: Double = 30
+
         public init(workerExecutable: String, workers: Int) {
             self.workerExecutable = workerExecutable
             self.workers = max(1, workers)
@@ -100,7 +103,7 @@ public final class ScriptRuntime: Sendable {
             defer { worker.terminate() }
             return try worker.load(
                 modules: modules, generation: 0, memoryLimit: configuration.memoryLimit,
-                deadline: ScriptChannel.monotonicNanoseconds() + 30_000_000_000)
+                deadline: ScriptChannel.monotonicNanoseconds() + UInt64(Configuration.workerStartLimit * 1e9))
         }
         guard answer["t"]?.stringValue == "loaded" else {
             throw ScriptLoadError(

@@ -34,7 +34,7 @@ struct ScriptSlot {
 
     /// Loads the modules in force into the worker ahead of need.
     func warm(_ worker: inout ScriptWorkerProcess?) {
-        _ = try? ready(&worker, deadline: ScriptChannel.monotonicNanoseconds() + 30_000_000_000)
+        _ = try? ready(&worker, deadline: ScriptChannel.monotonicNanoseconds() + Self.workerStartNanoseconds)
     }
 
     /// Kills the worker; the next job starts another.
@@ -46,6 +46,7 @@ struct ScriptSlot {
     }
 
     private var timeout: Double { runtime.configuration.timeout }
+    private static let workerStartNanoseconds = UInt64(ScriptRuntime.Configuration.workerStartLimit * 1e9)
 
     private func run(_ job: ScriptJob, on worker: inout ScriptWorkerProcess?) throws -> ScriptOutcome {
         let name = job.invocation.name
@@ -55,7 +56,7 @@ struct ScriptSlot {
         let start = ScriptChannel.monotonicNanoseconds()
         do {
             // Starting a worker is the pool's cost, not the script's: its time starts after.
-            let process = try ready(&worker, deadline: start + 30_000_000_000)
+            let process = try ready(&worker, deadline: start + Self.workerStartNanoseconds)
             let deadline = ScriptChannel.monotonicNanoseconds() + UInt64(timeout * 1e9)
             let message = JSONWriter.bytes(.object(invokeMessage(job.invocation)))
             // Too big or too deep to send is the invocation's fault, not the worker's: it stays.

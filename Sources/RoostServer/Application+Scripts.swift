@@ -117,6 +117,7 @@ extension Application {
         }
         // Half the pool: PRE and POST handlers and extensions keep the rest.
         options.concurrency = max(1, configuration.scripts.workers / 2)
+        options.lease = AsyncDispatchOptions.lease(for: runtime.configuration)
         return AsyncHandlerDispatcher(
             outbox: storage.scriptOutbox, log: storage.changeLog, options: options,
             handlers: { [definitions] in definitions.definition.scripts.handlers },
