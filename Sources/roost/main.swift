@@ -23,6 +23,7 @@ let mainHelp = """
       blobs      Remove blob files nothing refers to any more
       events     List and retry failed runs of ASYNC script handlers
       push       Send a test notification to a user's devices (roost push test --user NAME)
+      mail       Send a test message through the SMTP server (roost mail test ADDRESS)
       backup     Copy the data folder while the server runs
       restore    Replace the data folder with a backup
       migrate    List (--dry-run) or apply the schema migrations this version brings
@@ -55,7 +56,8 @@ let helpHelp = """
 /// Each command's help: what both 'roost help COMMAND' and 'roost COMMAND --help' print.
 let commandHelp: [String: () -> String] = [
     "serve": serveHelp, "users": { usersHelp }, "index": { indexHelp }, "app": { appHelp },
-    "blobs": { blobsHelp }, "events": { eventsHelp }, "push": pushHelp, "backup": { backupHelp },
+    "blobs": { blobsHelp }, "events": { eventsHelp }, "push": pushHelp, "mail": mailHelp,
+    "backup": { backupHelp },
     "restore": { restoreHelp },
     "migrate": { migrateHelp }, "script": { scriptHelp }, "version": { versionHelp }, "help": { helpHelp },
 ]
@@ -286,6 +288,8 @@ case "events":
     status = await events(Array(arguments.dropFirst()))
 case "push":
     status = await push(Array(arguments.dropFirst()))
+case "mail":
+    status = await mail(Array(arguments.dropFirst()))
 case "backup":
     status = await backup(Array(arguments.dropFirst()))
 case "restore":

@@ -67,4 +67,72 @@ struct MailProcessTests {
         #expect(!log.contains("file-secret") && !log.contains(code))
         await smtp.stop()
     }
+
+    @Test("roost mail test sends one message through the real SMTP sender, and says why when it cannot")
+    func mailTest() async throws {
+        let smtp = try await FakeSMTP.start(
+            user: "roost", password: "env-secret", rejecting: ["nobody@example.com"])
+        let options = [
+            "--smtp-url", smtp.url, "--smtp-starttls", "off", "--smtp-user", "roost", "--mail-from",
+            "noreply@roost.test", "--mail-app-name", "Birdhouse",
+        ]
+        let sent = try await runProgram(
+            "/usr/bin/env",
+            [
+                "ROOST_SMTP_PASSWORD=env-secret", try RoostProcess.binaryPath(), "mail", "test",
+                "ops@example.com",
+            ] + options)
+        #expect(sent.status == 0, "\(sent.errorOutput)")
+        #expect(sent.output == "sent a test message to ops@example.com from noreply@roost.test\n")
+        let message = try #require(try await MailWorld.messages(smtp, count: 1).first)
+        #expect(message["subject"] as? String == "Birdhouse: a test message")
+        #expect(message["authenticated"] as? Bool == true)
+        #expect(!sent.output.contains("env-secret") && !sent.errorOutput.contains("env-secret"))
+
+        let refused = try await runProgram(
+            "/usr/bin/env",
+            [
+                "ROOST_SMTP_PASSWORD=env-secret", try RoostProcess.binaryPath(), "mail", "test",
+                "nobody@example.com",
+            ] + options)
+        #expect(refused.status == 1)
+        #expect(
+            refused.errorOutput.hasPrefix(
+                "roost: the SMTP server refused the message to nobody@example.com: "),
+            "\(refused.errorOutput)")
+        await smtp.stop()
+        let unreachable = try await runProgram(
+            "/usr/bin/env",
+            [
+                "ROOST_SMTP_PASSWORD=env-secret", try RoostProcess.binaryPath(), "mail", "test",
+                "ops@example.com",
+            ]
+                + options)
+        #expect(unreachable.status == 1)
+        #expect(
+            unreachable.errorOutput.hasPrefix("roost: the message to ops@example.com was not sent: "),
+            "\(unreachable.errorOutput)")
+        #expect(unreachable.errorOutput.hasSuffix("; check --smtp-url and the network\n"))
+
+        let usage: [([String], Int32, String)] = [
+            (["mail", "test"], 64, "'roost mail test' needs the ADDRESS to send to\n"),
+            (
+                ["mail", "test", "not-an-address"], 64,
+                "'not-an-address' is not an address such as ops@example.com\n"
+            ),
+            (["mail", "send"], 64, "unknown action 'send'\n"),
+            (["mail", "test", "ops@example.com"], 78, "no SMTP server is configured: "),
+            (
+                ["mail", "test", "ops@example.com", "--smtp-url", smtp.url], 64,
+                "--smtp-url needs --mail-from\n"
+            ),
+        ]
+        for (arguments, status, message) in usage {
+            let result = try await runRoost(arguments)
+            #expect(result.status == status, "\(arguments): \(result.errorOutput)")
+            #expect(result.errorOutput.hasPrefix("roost: " + message), "\(arguments): \(result.errorOutput)")
+        }
+        let help = try await runRoost(["help", "mail"])
+        #expect(help.output.hasPrefix("Send a test message to an address through the SMTP server"))
+    }
 }
