@@ -3,6 +3,7 @@ import RoostCore
 import RoostServer
 import RoostTestSupport
 import Synchronization
+import Testing
 
 /// Collects access-log output.
 final class LogCapture: Sendable {
@@ -51,4 +52,17 @@ extension TestHTTPClient {
         }
         return token
     }
+}
+
+/// Runs a registration that must be refused beside an existing account (alice), and checks
+/// that it stored nothing: still one user.
+func expectRegistrationRefused(_ scenario: APIScenario) async throws {
+    let server = try await makeAccountServer()
+    let alice = try await server.client.register("alice", extra: #","email":"alice@example.com""#)
+    #expect(alice.status == 201)
+    try await scenario.run(against: server)
+    let users = try await server.client.send(
+        "GET", "/ff/resources/FFUser?total=true", headers: [("X-Token", alice.json["token"] as! String)])
+    #expect(users.json["total"] as? Int == 1)
+    await server.stop()
 }
