@@ -61,7 +61,8 @@ struct FatFractalDialect: HTTPMiddleware {
 
     func speaksDialect(_ request: Request) -> Bool {
         definitions.definition.compatibility == .fatfractal || request.headers["Data-type"] != nil
-            || request.headers["X-Ff-Auth-Session-Id"] != nil || Self.isExtensionPath(request.path)
+            || request.headers["X-Ff-Auth-Session-Id"] != nil
+            || Self.isExtensionPath(FatFractalSession.routedPath(request.path)[...])
     }
 
     func respond(to original: Request, next: MiddlewareChain.Next) async -> Response {

@@ -56,13 +56,20 @@ struct FatFractalSession {
     /// must carry `Data-type` (CSRF: a custom header forces a CORS preflight, which Roost never
     /// answers with `Access-Control-Allow-Credentials`, so no other site can send one with the
     /// user's cookie).
+    /// `path` with its empty segments dropped, as the router matches it.
+    static func routedPath(_ path: some StringProtocol) -> String {
+        "/" + path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+    }
+
     func apply(to request: inout Request) throws {
         guard let secret, request.headers["Authorization"] == nil, request.headers["X-Token"] == nil else {
             return
         }
+        // The path as the router reads it (empty segments ignored): `/ff//admin/…` is `/ff/admin/…`.
+        let path = Self.routedPath(request.path)
         // Administration takes no cookie at all: its token must be in a header, which no other
         // site can make a browser send (CSRF).
-        if fromCookie, request.path == "/ff/admin" || request.path.hasPrefix("/ff/admin/") {
+        if fromCookie, path == "/ff/admin" || path.hasPrefix("/ff/admin/") {
             throw RoostError(
                 status: 403, code: .tokenHeaderRequired,
                 message:
@@ -71,7 +78,7 @@ struct FatFractalSession {
         }
         // An extension may write even when called with GET, and `SameSite=Lax` cookies ride
         // top-level navigations from any site: a link elsewhere would run it as the user.
-        if fromCookie, FatFractalDialect.isExtensionPath(request.path), !Self.isSameOrigin(request) {
+        if fromCookie, FatFractalDialect.isExtensionPath(path[...]), !Self.isSameOrigin(request) {
             throw RoostError(
                 status: 403, code: .sameOriginRequired,
                 message:

@@ -31,10 +31,10 @@ struct SignInRoutes: Sendable {
                 by: principal)
             return Response(status: 204)
         }
-        routes.loggedIn.on(.get, "/ff/admin/identities") { request, context in
+        routes.administrators.on(.get, "/ff/admin/identities") { request, context in
             try await list(try Self.user(request), by: try context.user(), withOwner: true)
         }
-        routes.loggedIn.on(.delete, "/ff/admin/identities/:provider") { request, context in
+        routes.administrators.on(.delete, "/ff/admin/identities/:provider") { request, context in
             try await service.unlink(
                 provider: try request.parameters.require("provider"), ofUser: try Self.user(request),
                 by: try context.user())

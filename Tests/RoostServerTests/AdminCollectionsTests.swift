@@ -212,6 +212,8 @@ struct AdminCollectionsTests {
         for (method, path) in [
             ("DELETE", "/ff/admin/sessions/\(session)"), ("GET", "/ff/admin/collections"),
             ("GET", "/ff/admin/sessions?user=\(world.guids[.owner]!)"),
+            // The router ignores empty segments; the refusal must too (found by review).
+            ("DELETE", "/ff//admin/sessions/\(session)"), ("GET", "//ff/admin//collections"),
         ] {
             let refused = try await world.server.client.send(
                 method, path, headers: [("Cookie", "sessionId=\(admin)"), ("Data-type", "json")])
@@ -254,7 +256,8 @@ struct AdminAddressTests {
         for (method, path) in [
             ("GET", "/_/"), ("GET", "/_/assets/app.js"), ("GET", "/ff/admin/collections"),
             ("GET", "/ff/admin/collections/Note/objects"), ("GET", "/ff/admin/sessions?user=\(guid)"),
-            ("DELETE", "/ff/admin/sessions/x"),
+            ("DELETE", "/ff/admin/sessions/x"), ("GET", "/ff/admin/identities?user=\(guid)"),
+            ("DELETE", "/ff/admin/identities/apple?user=\(guid)"),
         ] {
             let refused = try await server.client.send(method, path, headers: [("X-Token", token)])
             #expect(refused.status == 403, "\(method) \(path)")

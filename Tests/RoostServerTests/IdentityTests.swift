@@ -31,6 +31,16 @@ struct IdentityTests {
             subject: "s2", email: "ERIN@example.com", emailVerified: #""true""#)
         #expect(verified.status == 200, "\(verified.text)")
         #expect(verified.userGuid == erin.userGuid)
+        // Whoever registered the address first may not own it (addresses are not verified): the
+        // link ends the account's password and sessions (found by review: a pre-registered
+        // attacker kept both).
+        let erinToken = try #require(erin.json["token"] as? String)
+        let old = try await world.server.client.send("GET", "/ff/tokens", headers: [("X-Token", erinToken)])
+        #expect(old.status == 401)
+        let password = try await world.server.client.send(
+            "POST", "/ff/login", json: #"{"userName":"erin","password":"correct horse"}"#)
+        #expect(password.status == 401)
+        #expect(password.json["code"] as? String == "invalid_credentials")
         // Linked by subject from now on, whatever the email says.
         let later = try await world.signIn(subject: "s2")
         #expect(later.userGuid == erin.userGuid)

@@ -172,7 +172,9 @@ public struct SignInService: Sendable {
             account.emailKey == email.lowercased()
         {
             do {
-                try await identities.link(identity(account.userGuid))
+                // The account's password and sessions end: whoever registered the address first
+                // may not own it (Roost does not verify addresses), and must not keep a way in.
+                try await identities.linkClaimingAccount(identity(account.userGuid))
                 return (account.userGuid, false)
             } catch is IdentityConflict {
                 // The account has another identity of this provider: it is not this one's.

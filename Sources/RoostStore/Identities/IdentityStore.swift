@@ -46,6 +46,10 @@ public protocol IdentityStore: Sendable {
     func identities(userGuid: String) async throws -> [IdentityRecord]
     /// Links an identity to an existing account; throws ``IdentityConflict``.
     func link(_ identity: IdentityRecord) async throws
+    /// Links an identity found by its verified e-mail address, and in the same transaction
+    /// clears the account's password and ends its sessions: Roost does not verify addresses, so
+    /// whoever registered the address first (perhaps not its owner) loses the way in they made.
+    func linkClaimingAccount(_ identity: IdentityRecord) async throws
     /// Creates an account, its user object and its identity in one transaction; throws
     /// `AccountConflict` or ``IdentityConflict``.
     func createAccount(_ account: AccountRecord, user: StoredObject, identity: IdentityRecord) async throws

@@ -65,6 +65,16 @@ public final class SQLIdentityStore<Database: SQLDatabase>: IdentityStore {
         }
     }
 
+    public func linkClaimingAccount(_ identity: IdentityRecord) async throws {
+        try await database.write { connection in
+            try connection.lock(.sessions, identity.userGuid)
+            try Self.insert(identity, on: connection)
+            try connection.run(
+                "UPDATE accounts SET password_hash = '' WHERE user_guid = \(identity.userGuid)")
+            try connection.run("DELETE FROM tokens WHERE user_guid = \(identity.userGuid)")
+        }
+    }
+
     public func createAccount(_ account: AccountRecord, user: StoredObject, identity: IdentityRecord)
         async throws
     {
