@@ -61,8 +61,11 @@ struct FatFractalDialect: HTTPMiddleware {
 
     func speaksDialect(_ request: Request) -> Bool {
         definitions.definition.compatibility == .fatfractal || request.headers["Data-type"] != nil
-            || request.headers["X-Ff-Auth-Session-Id"] != nil
-            || Self.isExtensionPath(FatFractalSession.routedPath(request.path)[...])
+            || request.headers["X-Ff-Auth-Session-Id"] != nil || Self.isExtensionPath(request.path)
+            // Empty segments, which the router ignores, only when there are any: no copy of the
+            // path on the way of every other request.
+            || (request.path.contains("//")
+                && Self.isExtensionPath(FatFractalSession.routedPath(request.path)[...]))
     }
 
     func respond(to original: Request, next: MiddlewareChain.Next) async -> Response {
