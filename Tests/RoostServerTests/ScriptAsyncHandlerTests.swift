@@ -77,9 +77,15 @@ import Testing
             (receipts.json["items"] as? [[String: Any]])?.compactMap { $0["guid"] as? String }.sorted() == [
                 "r-o1", "r-o2",
             ])
-        // The first run of o1 is not repeated: the cursor had passed it.
-        let metrics = try await again.send("GET", "/metrics")
-        #expect(metrics.text.contains(#"roost_script_runs_total{script="Receipt"} 1"#), "\(metrics.text)")
+        // The first run of o1 is not repeated: the cursor had passed it. The run is counted once
+        // the script has returned, a moment after its receipt is visible: wait for the count.
+        var metrics = ""
+        #expect(
+            await eventually {
+                metrics = (try? await again.send("GET", "/metrics"))?.text ?? ""
+                return metrics.contains(#"roost_script_runs_total{script="Receipt"} "#)
+            })
+        #expect(metrics.contains(#"roost_script_runs_total{script="Receipt"} 1"#), "\(metrics)")
         let failed = try await runRoost(["events", "failed", "--data-dir", data])
         #expect(failed.status == 0)
         try await second.stop(signal: SIGTERM)
