@@ -12,11 +12,7 @@ func mailHelp() -> String {
         "",
         "OPTIONS:",
     ]
-    for option in ServeOption.mail {
-        lines.append(
-            "  \("\(option.flag) \(option.valueName)".padding(toLength: 30, withPad: " ", startingAt: 0))\(option.help)"
-        )
-    }
+    lines += ServeOption.helpLines(ServeOption.mail)
     lines += [
         "  -h, --help                    show this help",
         "",

@@ -20,11 +20,7 @@ func pushHelp() -> String {
         "  --data-dir PATH               the server's data folder (default ./roost-data; env: ROOST_DATA_DIR)",
         "  --database URL                the PostgreSQL database instances share (env: ROOST_DATABASE_URL)",
     ]
-    for option in ServeOption.push {
-        lines.append(
-            "  \("\(option.flag) \(option.valueName)".padding(toLength: 30, withPad: " ", startingAt: 0))\(option.help)"
-        )
-    }
+    lines += ServeOption.helpLines(ServeOption.push)
     lines += [
         "  -h, --help                    show this help",
         "",

@@ -71,17 +71,7 @@ func serveHelp() -> String {
         "",
         "OPTIONS:",
     ]
-    for option in ServeOption.all {
-        let label = "\(option.flag) \(option.valueName)"
-        // A label as wide as the column gets its own line, so no value name is cut short.
-        if label.count < 30 {
-            lines.append("  \(label.padding(toLength: 30, withPad: " ", startingAt: 0))\(option.help)")
-        } else {
-            lines.append("  \(label)")
-            lines.append("  \(String(repeating: " ", count: 30))\(option.help)")
-        }
-        lines.append("  \(String(repeating: " ", count: 30))env: \(option.variable)")
-    }
+    lines += ServeOption.helpLines(ServeOption.all)
     lines += [
         "  -h, --help                    show this help",
         "",

@@ -11,6 +11,24 @@ import Testing
         try await server.client.fatFractalRegister(name)
     }
 
+    /// A Celebrity of `login`'s with `bytes` PUT to its imageData member as FatFractal.js sends
+    /// them: the object's URL and guid, and the PUT's answer.
+    func celebrityWithImage(_ server: TestServer, _ login: FatFractalLogin, _ bytes: [UInt8]) async throws
+        -> (url: String, guid: String, put: TestResponse)
+    {
+        let created = try await server.client.ff(
+            "POST", "/ff/resources/Celebrity", #"{"clazz":"Celebrity","firstName":"Brad"}"#, login.authHeaders
+        )
+        let url = try #require(created.result["ffUrl"] as? String)
+        let guid = try #require(created.result["guid"] as? String)
+        let put = try await server.client.send(
+            "PUT", url + "/imageData",
+            headers: [("Data-type", "application/octet-stream"), ("Content-type", "image/png")]
+                + login.authHeaders,
+            body: bytes)
+        return (url, guid, put)
+    }
+
     @Test func createAcceptsClazzNullGuidAndTemporaryFfUrl() async throws {
         let server = try await makeFatFractalServer()
         let anna = try await session(server)
@@ -129,15 +147,8 @@ import Testing
     @Test func blobBytesPutToTheMemberAnswerTheObjectWithAnFFBReference() async throws {
         let server = try await makeFatFractalServer()
         let anna = try await session(server)
-        let created = try await server.client.ff(
-            "POST", "/ff/resources/Celebrity", #"{"clazz":"Celebrity","firstName":"Brad"}"#, anna.authHeaders)
-        let url = try #require(created.result["ffUrl"] as? String)
         let bytes: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 1, 2, 3]
-        let put = try await server.client.send(
-            "PUT", url + "/imageData",
-            headers: [("Data-type", "application/octet-stream"), ("Content-type", "image/png")]
-                + anna.authHeaders,
-            body: bytes)
+        let (url, _, put) = try await celebrityWithImage(server, anna, bytes)
         #expect(put.status == 200, "\(put.text)")
         #expect(put.json["statusMessage"] as? String == "Updated")
         #expect(put.result["version"] as? Int == 2)
@@ -164,16 +175,8 @@ import Testing
     @Test func aReferenceToTheObjectsOwnBlobMemberKeepsTheBlob() async throws {
         let server = try await makeFatFractalServer()
         let anna = try await session(server)
-        let created = try await server.client.ff(
-            "POST", "/ff/resources/Celebrity", #"{"clazz":"Celebrity","firstName":"Brad"}"#, anna.authHeaders)
-        let url = try #require(created.result["ffUrl"] as? String)
-        let guid = try #require(created.result["guid"] as? String)
         let bytes: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 9, 8, 7]
-        let put = try await server.client.send(
-            "PUT", url + "/imageData",
-            headers: [("Data-type", "application/octet-stream"), ("Content-type", "image/png")]
-                + anna.authHeaders,
-            body: bytes)
+        let (url, guid, put) = try await celebrityWithImage(server, anna, bytes)
         #expect(put.status == 200, "\(put.text)")
         let body =
             #"{"clazz":"Celebrity","guid":"\#(guid)","ffUrl":"\#(url)","firstName":"Bradley","ffRefs":[{"name":"imageData","type":"FFO","url":"\#(url)/imageData"}]}"#

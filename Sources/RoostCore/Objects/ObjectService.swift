@@ -107,18 +107,6 @@ public struct ObjectService: Sendable {
         return object
     }
 
-    /// A taken guid answers 409 only to a caller who may know the object exists: one who can
-    /// read it, or who created it (so a create retried after a lost reply is recognised). Anyone
-    /// else gets exactly the 404 a read of it gives, so a create is no oracle for hidden guids.
-    private func duplicateRefusal(collection: String, guid: String, caller: Principal?) async throws
-        -> RoostError
-    {
-        let conflict = RoostError.conflict(collection: collection, guid: guid)
-        guard let existing = try await store.object(in: collection, guid: guid) else { return conflict }
-        if let caller, existing.createdBy == caller.userGuid { return conflict }
-        return try access(caller).canRead(existing) ? conflict : .notFound(collection: collection, guid: guid)
-    }
-
     /// The object as the caller may see it; 404 when it does not exist or the caller may not read it.
     public func object(in collection: String, guid: String, caller: Principal?) async throws -> StoredObject {
         try Self.validate(collection: collection)
@@ -385,31 +373,6 @@ extension String {
         while let first = result.first, set.contains(first) { result.removeFirst() }
         while let last = result.last, set.contains(last) { result.removeLast() }
         return String(result)
-    }
-}
-
-/// JSON Merge Patch, RFC 7396.
-public enum MergePatch {
-    /// `patch` applied to `target`: `null` removes a member, objects merge, anything else replaces.
-    /// Members keep their place; new ones follow in the patch's order. One pass over each.
-    public static func apply(_ patch: JSONObject, to target: JSONObject) -> JSONObject {
-        func merged(_ value: JSONValue, over base: JSONValue?) -> JSONValue {
-            guard case .object(let nested) = value else { return value }
-            return .object(apply(nested, to: base?.objectValue ?? JSONObject()))
-        }
-        var members: [(key: String, value: JSONValue)] = []
-        members.reserveCapacity(target.count + patch.count)
-        for member in target.members {
-            guard let change = patch[member.key] else {
-                members.append(member)
-                continue
-            }
-            if change != .null { members.append((member.key, merged(change, over: member.value))) }
-        }
-        for member in patch.members where member.value != .null && target[member.key] == nil {
-            members.append((member.key, merged(member.value, over: nil)))
-        }
-        return JSONObject(uniqueMembers: members)
     }
 }
 
