@@ -74,15 +74,22 @@ actor KeySetCache {
     }
 
     func key(id: String) async throws -> VerificationKey {
+        // A fresh cached key serves at once, even during a fetch: a token with a made-up kid
+        // (a refetch a minute at most, up to the fetch timeout) must not hold up every sign-in.
+        if let key = keys[id], !isStale(at: clock.nowMilliseconds()) { return key }
         while fetching { await withCheckedContinuation { waiting.append($0) } }
         let now = clock.nowMilliseconds()
-        let stale = fetchedAt.map { now - $0 >= lifetime } ?? true
+        let stale = isStale(at: now)
         let mayFetch = lastAttempt.map { now - $0 >= refetchInterval } ?? true
         if (stale || keys[id] == nil) && mayFetch { await fetch(now: now) }
         // Stale keys serve while the provider is unreachable.
         if let key = keys[id] { return key }
         if fetchedAt == nil || lastAttemptFailed { throw RoostError.providerUnavailable }
         throw RoostError.unknownKey
+    }
+
+    private func isStale(at now: Int64) -> Bool {
+        fetchedAt.map { now - $0 >= lifetime } ?? true
     }
 
     private func fetch(now: Int64) async {

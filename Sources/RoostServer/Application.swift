@@ -75,7 +75,7 @@ public final class Application: Sendable {
             refreshMode: configuration.refreshMode,
             accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
         self.accounts = accounts
-        let authenticator = Authenticator(accounts: accounts)
+        let authenticator = Authenticator(accounts: accounts, adminAllowed: configuration.adminAllowed)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         let boundary = ErrorBoundary(logger: logger, requestIDs: requestIDs)
         let table = RouteTable(Router(errorResponse: boundary.response))
@@ -194,7 +194,7 @@ public final class Application: Sendable {
             [
                 DashboardHosting(allowed: configuration.adminAllowed),
                 FatFractalDialect(
-                    accounts: accounts, definitions: definitions,
+                    authenticator: authenticator, definitions: definitions,
                     configuredHosting: StaticHosting(directory: configuration.publicDirectory),
                     configuredPrefix: configuration.appPrefix),
                 RequestIDMiddleware(requestIDs: requestIDs),

@@ -3,14 +3,22 @@ import RoostHTTP
 import RoostStore
 
 /// Finds who a request comes from: a token in `Authorization: Bearer` or `X-Token`.
+/// An administrator's token from outside `--admin-allow` is an ordinary user's token: a stolen
+/// one cannot promote users or read everything through `/ff/resources` from anywhere.
 struct Authenticator: Sendable {
     let accounts: AccountService
+    /// `--admin-allow`; nil: administrators are administrators from any address.
+    var adminAllowed: TrustedProxies? = nil
 
     /// The principal, nil for a request without credentials; a bad token throws `invalid_token`
     /// rather than quietly treating the request as anonymous.
     func principal(for request: Request) async throws -> Principal? {
         guard let secret = try Self.tokenSecret(in: request) else { return nil }
-        return try await accounts.authenticate(secret: secret)
+        let principal = try await accounts.authenticate(secret: secret)
+        guard principal.isAdmin, let adminAllowed, !adminAllowed.contains(request.remoteAddress) else {
+            return principal
+        }
+        return principal.withholdingAdmin()
     }
 
     /// The principal, or nil when the request has no valid token (for the session check and logout).

@@ -16,7 +16,8 @@ struct SignInWorld {
     static func make(
         linking: Bool = false, definition: String? = nil, dataDirectory: String? = nil,
         provider existing: FakeIdentityProvider? = nil, clock: ManualWallClock = ManualWallClock(),
-        databaseURL: String? = nil, refreshMode: RefreshMode = .off, registrationsPerAddress: Int? = nil
+        databaseURL: String? = nil, refreshMode: RefreshMode = .off, registrationsPerAddress: Int? = nil,
+        keysTimeoutMilliseconds: Int? = nil
     ) async throws -> SignInWorld {
         let provider: FakeIdentityProvider
         if let existing {
@@ -37,6 +38,9 @@ struct SignInWorld {
             configuration.refreshMode = refreshMode
             if let registrationsPerAddress {
                 configuration.loginLimits.registrationsPerAddress = registrationsPerAddress
+            }
+            if let keysTimeoutMilliseconds {
+                configuration.signIn.keysTimeoutMilliseconds = keysTimeoutMilliseconds
             }
             if let parsed { configuration.appDefinition = parsed }
             if let databaseURL { configuration.databaseURL = databaseURL }
