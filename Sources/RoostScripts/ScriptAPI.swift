@@ -72,6 +72,9 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public var limits = Limits()
     /// The object an update replaced, for an update's handler: `getUpdateEventHandlerData()`'s `old`.
     public var replacedObject: JSONValue?
+    /// Whether blobs a script with other rights than its caller's copies must be readable by the
+    /// caller too; `roost script run` clears it (the operator is the caller there).
+    public var blobCopiesNeedTheCaller = true
     /// Where `sendPushNotifications` and `sendIOSPush` queue; nil answers 501 `not_configured`.
     public var push: ScriptPush?
 
