@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import RoostCore
 import RoostTestSupport
@@ -28,5 +29,46 @@ struct SignInKeyFetchTests {
         try await world.provider.hold(false)
         #expect(try await unknown.value == errorBody(.unknownKey))
         #expect(world.provider.keyFetches == 2)
+    }
+
+    @Test(
+        "signatures are checked on the bounded workers, not a loop: with every slot taken, 503 server_busy and the token unspent"
+    )
+    func signaturesAreCheckedOnTheWorkers() async throws {
+        let workers = BackgroundWorkers(threads: 1, name: "test-sign-in", queueLimit: 1)
+        let world = try await SignInWorld.make(workers: workers)
+        defer { Task { await world.server.stop() } }
+        // The only thread held and one job waiting: the queue of one is full.
+        let hold = HeldWorker()
+        let holders = (0..<2).map { _ in Task { await workers.run { hold.occupy() } } }
+        #expect(
+            await eventually {
+                hold.entered.load(ordering: .sequentiallyConsistent) == 1 && workers.waiting == 1
+            })
+        let nonce = SignInWorld.makeNonce()
+        let token = try await world.provider.issue(claims: world.claims(nonce: nonce))
+        let busy = try await world.present(token, nonce: nonce)
+        #expect(busy.status == 503)
+        #expect(busy.header("Retry-After") == "2")
+        #expect(busy.json["code"] as? String == "server_busy")
+        hold.release.signal()
+        hold.release.signal()
+        for holder in holders { await holder.value }
+        // Refused before it was spent: the same token signs in once a thread is free.
+        let later = try await world.present(token, nonce: nonce)
+        #expect(later.status == 201, "\(later.text)")
+        // Checked on the worker thread, which ran it.
+        #expect(workers.waiting == 0)
+    }
+}
+
+/// Work that holds a worker thread until released.
+private final class HeldWorker: Sendable {
+    let release = DispatchSemaphore(value: 0)
+    let entered = Atomic<Int>(0)
+
+    func occupy() {
+        entered.add(1, ordering: .sequentiallyConsistent)
+        release.wait()
     }
 }
