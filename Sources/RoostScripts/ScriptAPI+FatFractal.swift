@@ -58,7 +58,8 @@ extension FatFractalScriptAPI {
             appAddress: appAddress, requestID: requestID, scriptName: scriptName, logger: logger,
             limits: limits)
         acting.replacedObject = replacedObject
-        acting.push = push
+        acting.services = services
+        acting.mailsQueued = mailsQueued
         acting.blobCopiesNeedTheCaller = blobCopiesNeedTheCaller
         return acting
     }

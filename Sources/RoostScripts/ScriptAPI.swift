@@ -75,8 +75,11 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     /// Whether blobs a script with other rights than its caller's copies must be readable by the
     /// caller too; `roost script run` clears it (the operator is the caller there).
     public var blobCopiesNeedTheCaller = true
-    /// Where `sendPushNotifications` and `sendIOSPush` queue; nil answers 501 `not_configured`.
-    public var push: ScriptPush?
+    /// What the push and mail calls reach; a service missing answers 501 `not_configured`.
+    public var services = ScriptServices()
+    var push: ScriptPush? { services.push }
+    /// Messages this run has queued with `sendEmail`, shared by the copies acting as other users.
+    var mailsQueued = ScriptMailCount()
 
     public init(
         objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
@@ -170,7 +173,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         case "sendPushNotifications", "sendIOSPush":
             return try await sendPush(call)
         case "sendEmail", "sendSMTPEmail":
-            throw RoostError.scriptServiceNotConfigured(method, service: "an outgoing mail server")
+            return try await sendMail(call)
         default:
             throw RoostError.unknownScriptCall(method)
         }

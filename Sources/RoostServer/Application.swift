@@ -99,12 +99,14 @@ public final class Application: Sendable {
         PasswordResetRoutes(
             service: Self.makePasswordReset(configuration, storage: storage, dispatcher: mailDispatcher)
         ).register(in: routes)
-        let scriptPush = ScriptPush(service: push, definitions: definitions)
+        let scriptServices = ScriptServices(
+            push: ScriptPush(service: push, definitions: definitions),
+            mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher))
         let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
         self.scriptRuntime = scriptRuntime
         let handlerRunner = Self.scriptHandlerRunner(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, push: scriptPush, logger: logger)
+            definitions: definitions, services: scriptServices, logger: logger)
         objects.hooks = handlerRunner
         asyncHandlers = Self.makeAsyncHandlers(
             configuration, storage: storage, runtime: scriptRuntime, definitions: definitions,
@@ -142,7 +144,7 @@ public final class Application: Sendable {
         EventRoutes(feed: changeFeed).register(in: routes)
         Self.extensionRoutes(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, push: scriptPush, logger: logger
+            definitions: definitions, services: scriptServices, logger: logger
         ).register(in: routes)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
