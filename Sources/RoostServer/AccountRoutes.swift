@@ -51,7 +51,8 @@ struct AccountRoutes: Sendable {
         // `required` e-mail verification: the account exists, its session waits for the address.
         guard let token else {
             return Response.json(
-                201, Array(#"{"user":"#.utf8) + user.document + Array(#","emailVerificationRequired":true}"#.utf8))
+                201,
+                Array(#"{"user":"#.utf8) + user.document + Array(#","emailVerificationRequired":true}"#.utf8))
         }
         return Response.json(201, Self.loginBody(user: user, token: token))
     }

@@ -30,7 +30,8 @@ struct EmailAddressRoutes: Sendable {
                 try await service.requestVerification(for: principal, client: client)
             } else {
                 let body = try ObjectRoutes.bodyObject(request)
-                try await service.requestVerification(email: try Self.string("email", in: body), client: client)
+                try await service.requestVerification(
+                    email: try Self.string("email", in: body), client: client)
             }
             return Response.json(202, Self.verificationAccepted)
         }
@@ -39,7 +40,8 @@ struct EmailAddressRoutes: Sendable {
             return Response.json(
                 200,
                 JSONWriter.bytes(
-                    .object(JSONObject(uniqueMembers: [("verified", .bool(true)), ("email", .string(email))]))))
+                    .object(
+                        JSONObject(uniqueMembers: [("verified", .bool(true)), ("email", .string(email))]))))
         }
         routes.loggedIn.on(.post, "/ff/email/change") { request, context in
             let principal = try context.user()
@@ -56,7 +58,8 @@ struct EmailAddressRoutes: Sendable {
             return Response.json(
                 200,
                 JSONWriter.bytes(
-                    .object(JSONObject(uniqueMembers: [("changed", .bool(true)), ("email", .string(email))]))))
+                    .object(JSONObject(uniqueMembers: [("changed", .bool(true)), ("email", .string(email))])))
+            )
         }
     }
 

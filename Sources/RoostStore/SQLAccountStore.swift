@@ -13,7 +13,9 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         self.collections = collections
     }
 
-    private static var accountColumns: String { "user_guid, user_name_key, email_key, password_hash, email_verified_at" }
+    private static var accountColumns: String {
+        "user_guid, user_name_key, email_key, password_hash, email_verified_at"
+    }
     private static var tokenColumns: String { TokenSQL.columns }
 
     private static func account(_ row: Connection.ResultRow) -> AccountRecord {

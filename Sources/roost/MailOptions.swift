@@ -93,7 +93,8 @@ extension ServeOption {
         let smtp = configuration.mail.smtp
         guard smtp.url != nil else {
             if configuration.mail.email.verification == .required {
-                throw UsageError(message: "--email-verification required needs --smtp-url: nobody could log in")
+                throw UsageError(
+                    message: "--email-verification required needs --smtp-url: nobody could log in")
             }
             if smtp.username != nil || smtp.passwordFile != nil || configuration.mail.from != nil {
                 throw UsageError(message: "--smtp-user, --smtp-password-file and --mail-from need --smtp-url")

@@ -14,7 +14,9 @@ import Testing
         let text = try #require(
             smtp.messages.last { $0["rcpt_tos"] as? [String] == [recipient] }?["text"] as? String)
         return try #require(
-            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.count == 43 })
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first {
+                $0.count == 43
+            })
     }
 
     @Test func verifyThenChangeTheAddress() async throws {

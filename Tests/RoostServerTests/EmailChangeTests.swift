@@ -28,7 +28,8 @@ struct EmailChangeTests {
         #expect((notice["text"] as? String)?.contains("Alice@New.example") == true)
         let token = try #require(MailWorld.token(in: link))
         #expect((link["text"] as? String)?.contains(MailWorld.changeURL + "?token=" + token) == true)
-        #expect((link["html"] as? String)?.contains(#"href="\#(MailWorld.changeURL)?token=\#(token)""#) == true)
+        #expect(
+            (link["html"] as? String)?.contains(#"href="\#(MailWorld.changeURL)?token=\#(token)""#) == true)
         // Nothing changes before the link is opened.
         #expect(try await world.sessionUser(session)["email"] as? String == "alice@old.example")
         // A change token is no verification token.
@@ -68,7 +69,8 @@ struct EmailChangeTests {
         try await world.user("bob", email: "bob@example.com")
         try await world.user("ben", email: "ben@example.com")
         let session = try await world.client.login("bob")
-        let wrong = try await world.requestChange(session, to: "free@example.com", password: "not the password")
+        let wrong = try await world.requestChange(
+            session, to: "free@example.com", password: "not the password")
         #expect(wrong.status == 401)
         #expect(wrong.json["code"] as? String == "invalid_credentials")
         let taken = try await world.requestChange(session, to: "BEN@example.com")

@@ -27,7 +27,9 @@ struct EmailVerificationTests {
         #expect(token.count == 43)
         #expect((message["text"] as? String)?.contains(MailWorld.verifyURL + "?token=" + token) == true)
         #expect((message["text"] as? String)?.contains("24 hours") == true)
-        #expect((message["html"] as? String)?.contains(#"href="\#(MailWorld.verifyURL)?token=\#(token)""#) == true)
+        #expect(
+            (message["html"] as? String)?.contains(#"href="\#(MailWorld.verifyURL)?token=\#(token)""#) == true
+        )
         // Unverified users log in under `optional`.
         _ = try await world.client.login("alice")
 
@@ -42,10 +44,12 @@ struct EmailVerificationTests {
         // A verified address gets no more mail, and the same answer.
         #expect(try await world.requestVerification("alice@example.com").text == Self.accepted)
         // The field is the account's: no one sets it through the resource API.
+        let guid = (registered.json["user"] as? [String: Any])?["guid"] as? String ?? ""
         let forged = try await world.client.send(
-            "PUT", "/ff/resources/FFUser/\((registered.json["user"] as? [String: Any])?["guid"] as? String ?? "")",
-            json: #"{"emailVerified":false}"#, headers: [("X-Token", session)])
+            "PATCH", "/ff/resources/FFUser/\(guid)", json: #"{"emailVerified":false}"#,
+            headers: [("X-Token", session)])
         #expect(forged.status == 400)
+        #expect(forged.json["code"] as? String == "read_only_field", "\(forged.text)")
         #expect(!world.logs.text.contains(token))
         #expect(smtp.messages.count == 1)
         await world.server.stop()
@@ -129,7 +133,8 @@ struct EmailVerificationTests {
         await smtp.stop()
     }
 
-    @Test("throttled: 3 mails an address an hour (the rest answered the same), 10 requests a client, then 429")
+    @Test(
+        "throttled: 3 mails an address an hour (the rest answered the same), 10 requests a client, then 429")
     func throttled() async throws {
         let smtp = try await FakeSMTP.start()
         let world = try await MailWorld.make(smtpURL: smtp.url, verification: .optional) {

@@ -20,7 +20,8 @@ extension Roost {
     /// link is opened (``confirmEmailChange(token:)``).
     public func changeEmail(to newEmail: String, password: String) async throws {
         try await post(
-            "/ff/email/change", ["newEmail": .string(newEmail), "password": .string(password)], expecting: 202)
+            "/ff/email/change", ["newEmail": .string(newEmail), "password": .string(password)], expecting: 202
+        )
     }
 
     /// Applies an address change with the token from the mail's link; returns the new address.

@@ -80,7 +80,9 @@ public struct EmailAddressService: Sendable {
             throw RoostError.invalidToken
         }
         guard !account.passwordHash.isEmpty else { throw RoostError.passwordNotSet }
-        guard let typed = try? AccountService.email(in: JSONObject(uniqueMembers: [("email", .string(newEmail))])),
+        guard
+            let typed = try? AccountService.email(
+                in: JSONObject(uniqueMembers: [("email", .string(newEmail))])),
             let email = MailAddress.validate(typed)
         else { throw RoostError.invalidField("newEmail", "newEmail must look like name@example.com.") }
         let key = email.lowercased()
@@ -91,7 +93,8 @@ public struct EmailAddressService: Sendable {
         if account.userNameKey.contains("@") {
             do { _ = try AccountService.normalizedUserName(email) } catch let error as RoostError {
                 throw RoostError.invalidField(
-                    "newEmail", "This account's user name is its address and changes with it: " + error.message)
+                    "newEmail",
+                    "This account's user name is its address and changes with it: " + error.message)
             }
         }
         let now = accounts.clock.nowMilliseconds()
@@ -142,7 +145,8 @@ public struct EmailAddressService: Sendable {
         let since = now - options.window
         let clientKey = client.map { "em:i:" + $0 }
         let addressKey = "ev:a:" + key
-        let counted = try await failures.failures(of: [clientKey, addressKey].compactMap { $0 }, after: since)
+        let counted = try await failures.failures(
+            of: [clientKey, addressKey].compactMap { $0 }, after: since)
         if let clientKey, let times = counted[clientKey], times.count >= options.perClient,
             let oldest = times.min()
         {
@@ -159,7 +163,8 @@ public struct EmailAddressService: Sendable {
         let mail = OutboxMail(
             id: id, kind: Self.verificationKind, recipient: key,
             message: messages.verification(
-                to: key, token: token, link: EmailMessages.link(options.verificationURL, token: token), id: id,
+                to: key, token: token, link: EmailMessages.link(options.verificationURL, token: token),
+                id: id,
                 now: now))
         if try await tokens.requestVerification(
             emailKey: key, tokenHash: Self.hash(token), expiresAt: now + options.tokenLifetime, mail: mail,
@@ -246,7 +251,8 @@ extension RoostError {
     static let passwordNotSet = RoostError(
         status: 403, code: .passwordNotSet,
         message:
-            "This account has no password (it signs in with a provider), so its e-mail address cannot be changed here.")
+            "This account has no password (it signs in with a provider), so its e-mail address cannot be changed here."
+    )
 
     public static func tooManyEmailRequests(retryAfter seconds: Int) -> RoostError {
         RoostError(

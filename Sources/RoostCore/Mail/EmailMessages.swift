@@ -61,7 +61,8 @@ struct EmailMessages: Sendable {
             to: recipient, subject: "Confirm your new \(appName) e-mail address",
             lead: "Someone asked to make this the address of a \(appName) account.",
             action: "make it the account's address", button: "Use this address", token: token, link: link,
-            tail: "It works once, for \(hours). If you did not ask for it, ignore this mail: nothing changes.",
+            tail:
+                "It works once, for \(hours). If you did not ask for it, ignore this mail: nothing changes.",
             id: id, now: now)
     }
 

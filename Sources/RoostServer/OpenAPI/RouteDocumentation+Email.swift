@@ -9,7 +9,8 @@ extension RouteDocumentation {
             responses: [(202, "Accepted, for every address.", .schema("EmailAccepted"))]),
         "POST /ff/email/verify/confirm": RouteDocumentation(
             tag: "accounts",
-            summary: "Mark the account's address verified with a verification token (400 invalid_email_token)",
+            summary:
+                "Mark the account's address verified with a verification token (400 invalid_email_token)",
             access: .open, requestBody: .schema("EmailToken"),
             responses: [(200, "The address is verified.", .schema("EmailVerified"))]),
         "POST /ff/email/change": RouteDocumentation(

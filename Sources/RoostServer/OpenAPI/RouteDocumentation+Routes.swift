@@ -22,7 +22,12 @@ extension RouteDocumentation {
             summary:
                 "Create an account and log it in; under --email-verification required, no session until the address is verified",
             access: .open, requestBody: .schema("Registration"),
-            responses: [(201, "The new user and a session token, or the user awaiting verification.", .schema("Registered"))]),
+            responses: [
+                (
+                    201, "The new user and a session token, or the user awaiting verification.",
+                    .schema("Registered")
+                )
+            ]),
         "POST /ff/login": RouteDocumentation(
             tag: "accounts", summary: "Log in with a user name or e-mail and password", access: .open,
             requestBody: .schema("Credentials"),

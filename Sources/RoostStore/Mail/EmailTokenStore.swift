@@ -56,7 +56,9 @@ public protocol EmailTokenStore: Sendable {
     /// In one transaction: when an account whose address is not verified has `emailKey`, stores
     /// a verification token for it and queues `mail`; otherwise writes nothing. Returns whether
     /// it was queued.
-    func requestVerification(emailKey: String, tokenHash: String, expiresAt: Int64, mail: OutboxMail, now: Int64)
+    func requestVerification(
+        emailKey: String, tokenHash: String, expiresAt: Int64, mail: OutboxMail, now: Int64
+    )
         async throws -> Bool
 
     /// In one transaction: stores a change token to `email` for the user and queues `mails`.
