@@ -124,12 +124,7 @@ public final class Application: Sendable {
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
         AccountRoutes(
             accounts: accounts, authenticator: authenticator,
-            registered: { [logger] guid in
-                // The account stands either way: the user can ask for the mail again.
-                do { try await emailAddresses.registered(userGuid: guid) } catch {
-                    logger.error("verification mail at registration failed: \(error)")
-                }
-            }
+            registered: EmailAddressRoutes.registrationMail(emailAddresses, logger: logger)
         ).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
         // Always there (it starts on the first sign-in): a definition applied later, or read from

@@ -63,6 +63,19 @@ struct EmailAddressRoutes: Sendable {
         }
     }
 
+    /// What registration calls: the verification mail, whose failure is logged, not answered (the
+    /// account stands, and the user can ask for the mail again).
+    static func registrationMail(_ service: EmailAddressService, logger: Logger)
+        -> @Sendable (String) async
+        -> Void
+    {
+        { guid in
+            do { try await service.registered(userGuid: guid) } catch {
+                logger.error("verification mail at registration failed: \(error)")
+            }
+        }
+    }
+
     private static func string(_ field: String, in body: JSONObject) throws -> String {
         guard let value = body[field] else { throw RoostError.missingField(field) }
         guard let text = value.stringValue else {
