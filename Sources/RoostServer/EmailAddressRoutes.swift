@@ -45,7 +45,6 @@ struct EmailAddressRoutes: Sendable {
         }
         routes.loggedIn.on(.post, "/ff/email/change") { request, context in
             let principal = try context.user()
-            guard service.isConfigured else { throw RoostError.mailNotConfigured }
             let body = try ObjectRoutes.bodyObject(request)
             try await service.requestChange(
                 for: principal, to: try Self.string("newEmail", in: body),

@@ -136,4 +136,18 @@ struct EmailChangeTests {
         await world.server.stop()
         await smtp.stop()
     }
+
+    @Test("an account with no password (Sign in with Apple) is refused with 403 password_not_set")
+    func noPassword() async throws {
+        let world = try await SignInWorld.make()
+        let signedIn = try await world.signIn(email: "apple@example.com", emailVerified: "true")
+        #expect(signedIn.status == 201, "\(signedIn.text)")
+        let session = try #require(signedIn.json["token"] as? String)
+        let refused = try await world.server.client.send(
+            "POST", "/ff/email/change", json: #"{"newEmail":"new@example.com","password":"anything at all"}"#,
+            headers: [("X-Token", session)])
+        #expect(refused.status == 403)
+        #expect(refused.json["code"] as? String == "password_not_set")
+        await world.server.stop()
+    }
 }

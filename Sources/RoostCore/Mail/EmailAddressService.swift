@@ -75,11 +75,12 @@ public struct EmailAddressService: Sendable {
     public func requestChange(for principal: Principal, to newEmail: String, password: String, client: String)
         async throws
     {
-        guard let messages else { throw RoostError.mailNotConfigured }
         guard let account = try await accounts.accounts.account(userGuid: principal.userGuid) else {
             throw RoostError.invalidToken
         }
+        // Before the server's own lack: no configuration would let this account do it.
         guard !account.passwordHash.isEmpty else { throw RoostError.passwordNotSet }
+        guard let messages else { throw RoostError.mailNotConfigured }
         guard
             let typed = try? AccountService.email(
                 in: JSONObject(uniqueMembers: [("email", .string(newEmail))])),
