@@ -196,4 +196,24 @@ struct EmailVerificationTests {
         await world.server.stop()
         await smtp.stop()
     }
+
+    @Test("the app definition's settings.emailVerification overrides the flag; a wrong value is refused")
+    func fromDefinition() async throws {
+        let definition = try AppDefinition.parse(
+            Array(#"{"settings":{"emailVerification":"required"}}"#.utf8))
+        let smtp = try await FakeSMTP.start()
+        let world = try await MailWorld.make(smtpURL: smtp.url, verification: .off) {
+            $0.appDefinition = definition
+        }
+        let registered = try await world.client.register("gus", extra: #","email":"gus@example.com""#)
+        #expect(registered.status == 201)
+        #expect(registered.json["emailVerificationRequired"] as? Bool == true)
+        #expect(try await world.loginAnswer("gus").json["code"] as? String == "email_not_verified")
+        #expect(try await MailWorld.messages(smtp, count: 1).count == 1)
+        #expect(throws: AppDefinitionError.self) {
+            try AppDefinition.parse(Array(#"{"settings":{"emailVerification":"sometimes"}}"#.utf8))
+        }
+        await world.server.stop()
+        await smtp.stop()
+    }
 }

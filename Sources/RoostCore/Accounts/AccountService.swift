@@ -82,7 +82,7 @@ public struct AccountService: Sendable {
     /// Milliseconds an access token of a session that refreshes lives.
     let configuredAccessTokenLifetime: Int64
     /// `required`: an unverified address gets no session (``EmailVerificationMode``).
-    let emailVerification: EmailVerificationMode
+    let configuredEmailVerification: EmailVerificationMode
 
     public init(
         objects: any ObjectStore, accounts: any AccountStore, hasher: PasswordHasher = .standard,
@@ -93,7 +93,7 @@ public struct AccountService: Sendable {
         refreshMode: RefreshMode = .off, accessTokenLifetime: Int64 = 15 * 60 * 1000,
         emailVerification: EmailVerificationMode = .off
     ) {
-        self.emailVerification = emailVerification
+        self.configuredEmailVerification = emailVerification
         self.refreshTokens = refreshTokens
         self.configuredRefreshMode = refreshMode
         self.configuredAccessTokenLifetime = accessTokenLifetime
@@ -111,6 +111,11 @@ public struct AccountService: Sendable {
 
     /// The session policy in force: the app definition's, else the configured one.
     var policy: SessionPolicy { definitions.definition.settings.sessionPolicy ?? configuredPolicy }
+
+    /// The e-mail verification in force: the app definition's, else the configured one.
+    var emailVerification: EmailVerificationMode {
+        definitions.definition.settings.emailVerification ?? configuredEmailVerification
+    }
 
     /// Milliseconds a token lives without use.
     func tokenLifetime() -> Int64 {

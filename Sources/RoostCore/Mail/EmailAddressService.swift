@@ -39,7 +39,7 @@ public struct EmailAddressService: Sendable {
     /// After a registration, when verification is on: mails the new address its link. Failures
     /// are the caller's to log: the account stands, and the user can ask again.
     public func registered(userGuid: String) async throws {
-        guard options.verification != .off, messages != nil,
+        guard accounts.emailVerification != .off, messages != nil,
             let key = try await accounts.accounts.account(userGuid: userGuid)?.emailKey
         else { return }
         try await sendVerification(to: key, client: nil)

@@ -76,6 +76,8 @@ public struct AppDefinition: Sendable {
         public var refreshTokens: RefreshMode?
         /// Seconds an access token of a session that refreshes lives.
         public var accessTokenLifetime: Int?
+        /// Whether registration verifies the address (``EmailVerificationMode``).
+        public var emailVerification: EmailVerificationMode?
         /// Whether objects may be created in collections the definition does not name.
         public var allowNewCollections = true
         public var registration = Registration.open
