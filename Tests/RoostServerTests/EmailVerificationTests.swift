@@ -50,8 +50,17 @@ struct EmailVerificationTests {
             headers: [("X-Token", session)])
         #expect(forged.status == 400)
         #expect(forged.json["code"] as? String == "read_only_field", "\(forged.text)")
+        // Like the address, only the user (and administrators) see it.
+        let other = try #require(
+            try await world.client.register("zed", extra: #","email":"zed@example.com""#).json["token"]
+                as? String)
+        let seen = try await world.client.send(
+            "GET", "/ff/resources/FFUser/\(guid)", headers: [("X-Token", other)])
+        #expect(seen.status == 200)
+        #expect(seen.text.contains(#""userName":"alice""#))
+        #expect(!seen.text.contains("emailVerified") && !seen.text.contains("alice@example.com"))
         #expect(!world.logs.text.contains(token))
-        #expect(smtp.messages.count == 1)
+        #expect(try await MailWorld.messages(smtp, count: 2).count == 2)
         await world.server.stop()
         await smtp.stop()
     }
