@@ -198,6 +198,17 @@ struct EmailVerificationTests {
             #expect(answer.status == status, "\(path) \(body)")
             #expect(answer.json["code"] as? String == code, "\(path) \(body): \(answer.text)")
         }
+        // Logged in without an address: nothing to verify; a bad new address is refused.
+        let session = try #require(try await world.client.register("noaddress").json["token"] as? String)
+        let none = try await world.client.send(
+            "POST", "/ff/email/verify/request", json: "{}", headers: [("X-Token", session)])
+        #expect(none.status == 400)
+        #expect(none.json["code"] as? String == "no_email")
+        for bad in ["not-an-address", "a b@example.com", "x@localhost"] {
+            let refused = try await world.requestChange(session, to: bad)
+            #expect(refused.status == 400, "\(bad)")
+            #expect(refused.json["code"] as? String == "invalid_field", "\(bad): \(refused.text)")
+        }
         let large = try await world.client.send(
             "POST", "/ff/email/verify/request", body: Array(repeating: UInt8(ascii: " "), count: 70 * 1024))
         #expect(large.status == 413)
