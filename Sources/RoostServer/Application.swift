@@ -73,7 +73,8 @@ public final class Application: Sendable {
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions, refreshTokens: storage.refreshStore,
             refreshMode: configuration.refreshMode,
-            accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
+            accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000,
+            emailVerification: configuration.mail.email.verification)
         self.accounts = accounts
         let authenticator = Authenticator(accounts: accounts, adminAllowed: configuration.adminAllowed)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
@@ -99,6 +100,9 @@ public final class Application: Sendable {
         PasswordResetRoutes(
             service: Self.makePasswordReset(configuration, storage: storage, dispatcher: mailDispatcher)
         ).register(in: routes)
+        let emailAddresses = Self.makeEmailAddresses(
+            configuration, storage: storage, accounts: accounts, dispatcher: mailDispatcher)
+        EmailAddressRoutes(service: emailAddresses, authenticator: authenticator).register(in: routes)
         let scriptServices = ScriptServices(
             push: ScriptPush(service: push, definitions: definitions),
             mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher))
@@ -120,7 +124,10 @@ public final class Application: Sendable {
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
-        AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
+        AccountRoutes(
+            accounts: accounts, authenticator: authenticator,
+            registered: EmailAddressRoutes.registrationMail(emailAddresses, logger: logger)
+        ).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
         // Always there (it starts on the first sign-in): a definition applied later, or read from
         // the shared database, may name a provider.
