@@ -156,7 +156,7 @@ public final class Application: Sendable {
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
-            push: pushDispatcher?.metrics,
+            push: pushDispatcher?.metrics, mail: mailDispatcher?.metrics,
             authenticator: authenticator, metricsAllowed: configuration.metricsAllowed
         ).register(in: routes)
         // Last: it describes the routes declared before it.
