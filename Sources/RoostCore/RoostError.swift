@@ -150,6 +150,13 @@ public struct RoostError: Error, Sendable, Equatable, CustomStringConvertible {
         ).retrying(after: seconds)
     }
 
+    /// A client named `FFGrabBagItem`, which grab bags keep for themselves.
+    public static let collectionReserved = RoostError(
+        status: 403, code: .collectionReserved,
+        message:
+            "FFGrabBagItem holds grab bag memberships: change them with POST /ff/resources/{Collection}/{guid}/{bag} {\"ffUrl\": …, \"AddOrRemove\": \"ADD\"} and read them with GET on that path.",
+        details: details(["collection": .string(AppDefinition.grabBagCollection)]))
+
     public static let internalError = RoostError(
         status: 500, code: .internalError,
         message: "Something went wrong on the server; it has been logged. Try again later.")

@@ -25,6 +25,7 @@ extension ErrorCode {
     public static let adminRequired: ErrorCode = "admin_required"
     public static let bodyTooLarge: ErrorCode = "body_too_large"
     public static let collectionNotAllowed: ErrorCode = "collection_not_allowed"
+    public static let collectionReserved: ErrorCode = "collection_reserved"
     public static let conflict: ErrorCode = "conflict"
     public static let databaseUnavailable: ErrorCode = "database_unavailable"
     public static let deviceNotFound: ErrorCode = "device_not_found"

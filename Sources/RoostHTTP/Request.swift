@@ -52,6 +52,9 @@ public struct Request: Sendable {
     /// The server's budget of held bytes, against which a handler reserves what it builds from
     /// the body; nil for requests made outside a server.
     public var heldBytes: HeldBytes?
+    /// Made by a middleware on the server's behalf (the FatFractal dialect's grab bags), never
+    /// received: no client can set it.
+    public var isMadeByServer = false
 
     /// Makes a request; the target is split into path and query.
     public init(

@@ -62,7 +62,8 @@ struct APIRoutes {
         adminAllowed: TrustedProxies? = nil
     ) {
         open = RouteGroup(table: table, middleware: [])
-        api = open.grouped(Authentication(authenticator: authenticator), BodyReservation())
+        api = open.grouped(
+            Authentication(authenticator: authenticator), ReservedCollections(), BodyReservation())
         writes = api.grouped(idempotentWrites)
         loggedIn = api.grouped(LoginRequired())
         // The address first: a client outside `--admin-allow` costs not even a token lookup.

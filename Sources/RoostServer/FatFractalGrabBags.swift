@@ -10,7 +10,7 @@ import RoostQuery
 /// twice keeps one. Adding or removing needs the right to update the parent; reading lists the
 /// members the caller may read (a traversal, so the members' own rules apply).
 extension FatFractalDialect {
-    static let grabBagCollection = "FFGrabBagItem"
+    static let grabBagCollection = AppDefinition.grabBagCollection
 
     /// `(parent ffUrl, bag name)` when the path is `/ff/resources/C/guid/bag`.
     static func grabBagAddress(_ path: Substring) -> (parent: String, bag: String)? {
@@ -94,6 +94,11 @@ extension FatFractalDialect {
     func readGrabBag(_ request: Request, parent: String, bag: String, next: MiddlewareChain.Next) async
         -> Response
     {
+        // The bag is part of its parent: who may not read the parent gets the parent's answer.
+        let parentAnswer = await next.respond(to: Self.internalRequest(request, .get, parent))
+        guard parentAnswer.status == 200 else {
+            return await envelope(parentAnswer, request, session: nil, next: next)
+        }
         let query = "(parentUrl eq '\(parent)' and bag eq '\(bag)')"
         let path = "/ff/resources/\(Self.grabBagCollection)/\(query)/item"
         let encoded = path.replacingOccurrences(of: " ", with: "%20").replacingOccurrences(
@@ -114,6 +119,7 @@ extension FatFractalDialect {
         copy.body = []
         copy.headers.remove("If-None-Match")
         copy.headers.set("Content-Type", "application/json")
+        copy.isMadeByServer = true
         return copy
     }
 

@@ -1,5 +1,6 @@
 import RoostCore
 import RoostHTTP
+import RoostJSON
 import RoostStore
 
 /// What a request carries from its route's middleware to its handler: typed, per request,
@@ -48,6 +49,18 @@ struct Authentication: RouteMiddleware {
 
     func prepare(_ request: Request, _ context: inout RequestContext) async throws {
         context.principal = try await authenticator.principal(for: request)
+    }
+}
+
+/// Collections Roost keeps for itself: FatFractal's grab bag memberships change and are read
+/// only through their bags (`POST`/`GET parent/bag`), whose requests the dialect makes; a client
+/// naming the collection gets 403 `collection_reserved`, administrators excepted.
+struct ReservedCollections: RouteMiddleware {
+    func prepare(_ request: Request, _ context: inout RequestContext) async throws {
+        guard request.parameters["collection"] == AppDefinition.grabBagCollection, !request.isMadeByServer,
+            context.principal?.isAdmin != true
+        else { return }
+        throw RoostError.collectionReserved
     }
 }
 

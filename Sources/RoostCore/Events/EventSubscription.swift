@@ -40,6 +40,10 @@ struct BoundSubscription: Sendable {
 
     init(_ subscription: EventSubscription, access: Access) throws {
         try ObjectService.validate(collection: subscription.collection)
+        // Memberships name their parents, readable or not: reached only through the bags.
+        if subscription.collection == AppDefinition.grabBagCollection, !access.isAdmin {
+            throw RoostError.collectionReserved
+        }
         if let guid = subscription.guid, !ObjectService.isValidGuid(guid) {
             throw RoostError.invalidGuid(guid)
         }

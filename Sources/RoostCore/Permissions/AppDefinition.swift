@@ -134,6 +134,8 @@ public struct AppDefinition: Sendable {
     public var scripts = ScriptSettings()
     /// The collection whose objects are groups.
     public static let groupCollection = "FFUserGroup"
+    /// Where the FatFractal dialect keeps grab bag memberships.
+    public static let grabBagCollection = "FFGrabBagItem"
 
     public init() {}
 
@@ -214,6 +216,18 @@ public struct AppDefinition: Sendable {
         return policy
     }()
 
+    /// FatFractal's grab bag memberships (``grabBagCollection``), reached only through their bags (clients are refused the
+    /// collection, 403 `collection_reserved`): the dialect has checked the right to update the
+    /// parent before it adds or removes, and to read it before it lists.
+    static let builtInGrabBagItems: CollectionPolicy = {
+        var policy = CollectionPolicy()
+        policy.set(.read, .constant(true), text: "public")
+        policy.set(.create, .loggedIn, text: "loggedIn")
+        policy.set(.update, .constant(false), text: "none")
+        policy.set(.delete, .loggedIn, text: "loggedIn")
+        return policy
+    }()
+
     /// Groups: visible to logged-in users, managed by their creator.
     static let builtInGroups: CollectionPolicy = {
         var policy = CollectionPolicy()
@@ -227,6 +241,7 @@ public struct AppDefinition: Sendable {
     /// Whether the collection is declared (by name, not through `*`), or built in.
     public func declares(_ collection: String) -> Bool {
         collections[collection] != nil || collection == "FFUser" || collection == "FFUserGroup"
+            || collection == Self.grabBagCollection
     }
 
     /// The policy for a collection and the defaults its undeclared operations take. A named
@@ -238,6 +253,7 @@ public struct AppDefinition: Sendable {
             switch collection {
             case "FFUser": Self.builtInUsers
             case Self.groupCollection: Self.builtInGroups
+            case Self.grabBagCollection: Self.builtInGrabBagItems
             default: nil
             }
         guard var policy = builtIn else {
