@@ -59,6 +59,7 @@ extension FatFractalScriptAPI {
             limits: limits)
         acting.replacedObject = replacedObject
         acting.push = push
+        acting.definitionChanges = definitionChanges
         return acting
     }
 

@@ -32,7 +32,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
 
     /// Who a script with system rights acts as: no rule applies, and what it creates has
     /// `createdBy: "system"`, as on FatFractal.
-    public static let systemPrincipal = Principal(userGuid: "system", tokenId: "script-system", isAdmin: true)
+    public static let systemPrincipal = Principal.system
 
     /// The rights a handler or extension runs with: the caller's, or the system's.
     public static func rights(_ rights: ScriptRights, caller: Principal?) -> Principal? {
@@ -51,6 +51,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     /// `ff.getActiveUser().guid == "anonymous"`).
     public static func activeUser(_ caller: Principal?, accounts: AccountService) async throws -> JSONValue {
         guard let caller else { return Self.anonymousUser }
+        if caller == .system { return Self.systemUser }
         let user = try await accounts.user(caller)
         guard case .object(let document) = try JSONParser.parse(user.document) else { return .null }
         return FatFractalWire.wireObject(document) { _, _, _ in true }
@@ -74,6 +75,8 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public var replacedObject: JSONValue?
     /// Where `sendPushNotifications` and `sendIOSPush` queue; nil answers 501 `not_configured`.
     public var push: ScriptPush?
+    /// Where `executeFFDL` changes the app definition; nil answers 501 `not_configured`.
+    public var definitionChanges: (any AppDefinitionChanging)?
 
     public init(
         objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
@@ -166,6 +169,8 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
             return try await resetPassword(call)
         case "sendPushNotifications", "sendIOSPush":
             return try await sendPush(call)
+        case "getAppMetaData", "executeFFDL":
+            return try await metadataCall(call)
         case "sendEmail", "sendSMTPEmail":
             throw RoostError.scriptServiceNotConfigured(method, service: "an outgoing mail server")
         default:

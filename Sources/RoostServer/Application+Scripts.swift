@@ -54,7 +54,8 @@ extension Application {
 
     static func scriptHandlerRunner(
         _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
-        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush? = nil, logger: Logger
+        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush? = nil,
+        changes: (any AppDefinitionChanging)? = nil, logger: Logger
     ) -> ScriptHandlerRunner {
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let prefix =
@@ -65,27 +66,31 @@ extension Application {
             invoke: { try await runtime.invoke($0, calls: $1) }, definitions: definitions, objects: objects,
             accounts: accounts,
             makeCalls: scriptCallsFactory(
-                objects: objects, accounts: accounts, appAddress: address, push: push, logger: logger),
+                objects: objects, accounts: accounts, appAddress: address, push: push, changes: changes,
+                logger: logger),
             appAddress: address, logger: logger)
     }
 
     /// `/ff/ext/<name>`: the app's extensions; a script creates objects no larger than a request body.
     static func extensionRoutes(
         _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
-        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush?, logger: Logger
+        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush?,
+        changes: (any AppDefinitionChanging)? = nil, logger: Logger
     ) -> ScriptExtensionRoutes {
         var limits = FatFractalScriptAPI.Limits()
         limits.maxObjectBytes = configuration.maxBodyBytes
-        return ScriptExtensionRoutes(
+        var routes = ScriptExtensionRoutes(
             runtime: runtime, objects: objects, accounts: accounts, definitions: definitions, logger: logger,
             configuredPrefix: configuration.appPrefix, limits: limits,
             runsPerCaller: configuration.scripts.effectiveRunsPerCaller, push: push)
+        routes.definitionChanges = changes
+        return routes
     }
 
     /// The `ff` API host for one handler run.
     static func scriptCallsFactory(
         objects: ObjectService, accounts: AccountService, appAddress: String, push: ScriptPush? = nil,
-        logger: Logger
+        changes: (any AppDefinitionChanging)? = nil, logger: Logger
     ) -> ScriptCallsFactory {
         { caller, rights, name, replaced, requestID in
             var api = FatFractalScriptAPI(
@@ -94,6 +99,7 @@ extension Application {
                 appAddress: appAddress, requestID: requestID, scriptName: name, logger: logger)
             api.replacedObject = replaced
             api.push = push
+            api.definitionChanges = changes
             return api
         }
     }

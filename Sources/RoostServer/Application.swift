@@ -20,7 +20,7 @@ public final class Application: Sendable {
     private let blobStorage: any BlobStorage
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// With a shared database, the app definition stored there.
-    private let sharedDefinitions: SharedDefinitionFollower?
+    let sharedDefinitions: SharedDefinitionFollower?
     /// The realtime change feed behind `GET /ff/events`.
     public let changeFeed: ChangeFeed
     /// The app definition in force.
@@ -75,7 +75,9 @@ public final class Application: Sendable {
             refreshMode: configuration.refreshMode,
             accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
         self.accounts = accounts
-        let authenticator = Authenticator(accounts: accounts)
+        let authenticator = Authenticator(
+            accounts: accounts, system: try SystemLogin(password: configuration.systemPassword, accounts: accounts))
+        let definitionChanges = DefinitionChanges(definitions: definitions, logger: logger)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         let boundary = ErrorBoundary(logger: logger, requestIDs: requestIDs)
         let table = RouteTable(Router(errorResponse: boundary.response))
@@ -104,7 +106,7 @@ public final class Application: Sendable {
         self.scriptRuntime = scriptRuntime
         let handlerRunner = Self.scriptHandlerRunner(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, push: scriptPush, logger: logger)
+            definitions: definitions, push: scriptPush, changes: definitionChanges, logger: logger)
         objects.hooks = handlerRunner
         asyncHandlers = Self.makeAsyncHandlers(
             configuration, storage: storage, runtime: scriptRuntime, definitions: definitions,
@@ -142,8 +144,9 @@ public final class Application: Sendable {
         EventRoutes(feed: changeFeed).register(in: routes)
         Self.extensionRoutes(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, push: scriptPush, logger: logger
+            definitions: definitions, push: scriptPush, changes: definitionChanges, logger: logger
         ).register(in: routes)
+        MetadataRoutes(definitions: definitions, changes: definitionChanges).register(in: routes)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
@@ -218,6 +221,7 @@ public final class Application: Sendable {
                 responder: HTTPSRedirect(
                     httpsPort: { server.port }, errorBody: boundary.protocolResponse))
         }
+        definitionChanges.connect { [weak self] change in try await self?.apply(change) }
     }
 
     private static func loadTLS(_ configuration: ServerConfiguration) throws -> TLSContext? {
@@ -292,7 +296,7 @@ public final class Application: Sendable {
     }
 
     /// What a definition needs before it is in force: its indexes and its groups.
-    private func install(_ definition: AppDefinition) async throws {
+    func install(_ definition: AppDefinition) async throws {
         // First: a script that does not compile leaves everything as it was.
         try await scriptRuntime.load(definition.scripts.modules)
         try await createIndexes(of: definition)

@@ -39,6 +39,8 @@ struct ScriptExtensionRoutes: Sendable {
     let runs = ClientSlots()
     /// Where the scripts' push calls queue.
     var push: ScriptPush?
+    /// Where `executeFFDL` changes the app definition.
+    var definitionChanges: (any AppDefinitionChanging)?
 
     init(
         runtime: ScriptRuntime, objects: ObjectService, accounts: AccountService,
@@ -122,6 +124,7 @@ struct ScriptExtensionRoutes: Sendable {
             appAddress: address,
             requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
         calls.push = push
+        calls.definitionChanges = definitionChanges
         var invocation = ScriptInvocation(
             kind: .extension, name: name, entry: scriptExtension.entry, data: data, context: context)
         invocation.owner = runner

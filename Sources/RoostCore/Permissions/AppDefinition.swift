@@ -132,6 +132,9 @@ public struct AppDefinition: Sendable {
     public var scripts = ScriptSettings()
     /// The collection whose objects are groups.
     public static let groupCollection = "FFUserGroup"
+    /// The `roost.json` text this definition was parsed from (nil when built in code): what a
+    /// runtime change (``FFDLChange``) starts from.
+    public internal(set) var sourceText: [UInt8]?
 
     public init() {}
 
