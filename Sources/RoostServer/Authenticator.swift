@@ -31,7 +31,8 @@ struct Authenticator: Sendable {
     /// The user name and password of `Authorization: Basic`; nil without one, or for one that is
     /// not base64 of UTF-8 `name:password`.
     static func basicCredentials(in request: Request) -> (String, String)? {
-        guard let authorization = request.headers["Authorization"], authorization.lowercased().hasPrefix("basic ")
+        guard let authorization = request.headers["Authorization"],
+            authorization.lowercased().hasPrefix("basic ")
         else { return nil }
         guard
             let decoded = Data(

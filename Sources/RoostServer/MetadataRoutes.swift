@@ -24,7 +24,8 @@ struct MetadataRoutes: Sendable {
             let body = try ObjectRoutes.bodyObject(request)
             guard let value = body["ffdl"] else { throw RoostError.missingField("ffdl") }
             guard case .string(let ffdl) = value else {
-                throw RoostError.invalidField("ffdl", "'ffdl' is FFDL text: statements separated by newlines.")
+                throw RoostError.invalidField(
+                    "ffdl", "'ffdl' is FFDL text: statements separated by newlines.")
             }
             let change = try await changes.execute(ffdl: ffdl, by: try context.user())
             return Response.json(200, JSONWriter.bytes(change.summary))
@@ -65,7 +66,8 @@ final class DefinitionChanges: AppDefinitionChanging {
                 }
                 try await apply(change)
                 logger.info(
-                    "executeFFDL by \(caller.userGuid) changed the app definition (\(change.lines.count) statements)")
+                    "executeFFDL by \(caller.userGuid) changed the app definition (\(change.lines.count) statements)"
+                )
                 return change
             }
             last = Task { _ = await run.result }

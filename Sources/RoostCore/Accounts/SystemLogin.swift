@@ -62,5 +62,6 @@ public struct SystemPasswordError: Error, CustomStringConvertible {
 extension Principal {
     /// FatFractal's system user: an administrator (no rule applies) whose writes say
     /// `createdBy: "system"`; what system scripts run as, and what the system password logs in as.
-    public static let system = Principal(userGuid: SystemLogin.userName, tokenId: "script-system", isAdmin: true)
+    public static let system = Principal(
+        userGuid: SystemLogin.userName, tokenId: "script-system", isAdmin: true)
 }

@@ -44,7 +44,9 @@ public enum FatFractalMetadata {
             objectType(
                 type.name,
                 fields: type.fields.map { name, kind, bag in
-                    var field = JSONObject(uniqueMembers: [("fieldName", .string(name)), ("memberType", .string(kind))])
+                    var field = JSONObject(uniqueMembers: [
+                        ("fieldName", .string(name)), ("memberType", .string(kind)),
+                    ])
                     if let bag { field["collectionName"] = .string(bag) }
                     return .object(field)
                 })
@@ -90,7 +92,8 @@ public enum FatFractalMetadata {
             scripts.handlers.map { handler in
                 .object(
                     JSONObject(uniqueMembers: [
-                        ("name", .string(handler.name)), ("collectionName", .string("/" + handler.collection)),
+                        ("name", .string(handler.name)),
+                        ("collectionName", .string("/" + handler.collection)),
                         ("phase", .string(handler.phase.rawValue.uppercased())),
                         (
                             "events",

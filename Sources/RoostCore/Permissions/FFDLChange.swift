@@ -28,7 +28,8 @@ public struct FFDLChange: Sendable {
             let list = refused.prefix(50).map { line in
                 JSONValue.object(
                     JSONObject(uniqueMembers: [
-                        ("line", .integer(Int64(line.number))), ("text", .string(String(line.text.prefix(200)))),
+                        ("line", .integer(Int64(line.number))),
+                        ("text", .string(String(line.text.prefix(200)))),
                         ("reason", .string(line.reason)),
                     ]))
             }
@@ -101,7 +102,8 @@ extension FFDLChange {
                             .object(
                                 JSONObject(uniqueMembers: [
                                     ("line", .integer(Int64(line.number))), ("text", .string(line.text)),
-                                    ("outcome", .string(line.outcome.rawValue)), ("reason", .string(line.reason)),
+                                    ("outcome", .string(line.outcome.rawValue)),
+                                    ("reason", .string(line.reason)),
                                 ]))
                         })
                 )

@@ -24,7 +24,9 @@ extension FFDLImport {
     }
 
     /// The collections every app has.
-    static let builtInCollections: Set<String> = [AccountService.userCollection, AppDefinition.groupCollection]
+    static let builtInCollections: Set<String> = [
+        AccountService.userCollection, AppDefinition.groupCollection,
+    ]
 
     /// Why FatFractal's system-user settings are not translated: the password never comes from a
     /// definition (FatFractal's samples ship `systemsystem`); the operator gives it to the server.

@@ -40,7 +40,9 @@ public struct FFDLImport: Sendable {
     public init(ffdl text: String) {
         var statement = ""
         var first = 0
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character: FatFractal's pages send it (gettingstarted's settings).
+        let rows = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, raw) in rows.enumerated() {
             let line = String(raw).trimmed(of: " \t\r")
             if statement.isEmpty {
                 if line.isEmpty || line.hasPrefix("#") { continue }
@@ -142,7 +144,8 @@ public struct FFDLImport: Sendable {
         let values = Array(words.dropFirst(2))
         let lowered = name.lowercased()
         if let reason = Self.systemUserSetting(lowered) {
-            return record(number, lowered.contains("password") ? "SET \(name) <hidden>" : line, .notTranslated, reason)
+            return record(
+                number, lowered.contains("password") ? "SET \(name) <hidden>" : line, .notTranslated, reason)
         }
         if ["password", "token", "key", "secret"].contains(where: { lowered.contains($0) }) {
             let hidden = "SET \(name) <hidden>"
