@@ -36,7 +36,8 @@ enum MetadataApp {
         // As DataImport's simpleImport: the system user only, objects created from the body.
         exports.simpleImport = function () {
             if (ff.getActiveUser().guid != 'system') throw {statusCode: 403, statusMessage: 'Nope'};
-            var data = ff.getExtensionRequestData().httpContent;
+            var content = ff.getExtensionRequestData().httpContent;
+            var data = typeof content === 'string' ? JSON.parse(content) : content;
             var created = 0;
             for (var i = 0; i < data.length; i++) {
                 data[i].clazz = 'Thing';
