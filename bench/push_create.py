@@ -109,13 +109,23 @@ def main():
     fake, fake_log, push_options = start_fake(args.python, tmp)
     results, procs = {}, [fake]
     try:
-        for name, handler in (("none", None), ("quiet", "quiet"), ("push", "push")):
+        # Last, with the fake stopped (SIGSTOP) while wrk runs: what the create pays for its push
+        # when no delivery competes for the cores (the fake is Python on the same machine).
+        for name, handler in (("none", None), ("quiet", "quiet"), ("push", "push"), ("stalled", "push")):
             print(f"Roost, creates with handler: {name} ...", file=sys.stderr, flush=True)
             proc, port, auth, guid = start(args.roost, tmp, name, handler, push_options)
             procs.append(proc)
+            if name == "stalled":
+                with open(fake_log) as f:
+                    requests = sum(1 for line in f if '"event": "request"' in line)
+                fake.send_signal(signal.SIGSTOP)
             results[name] = bench.run_wrk(f"http://127.0.0.1:{port}/ff/resources/Vote",
                                           vote_script(tmp, name, auth, guid), 50, args.duration)
-            if handler == "push":
+            if name == "stalled":
+                proc.kill()
+                proc.wait(30)
+                fake.send_signal(signal.SIGCONT)
+            if name == "push":
                 created = bench.call(port, "GET", "/ff/resources/Vote?count=1&total=true", None, auth).get("total")
                 queued = metric(port, "roost_push_queue_depth")
                 started = time.monotonic()
@@ -129,9 +139,7 @@ def main():
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
-    with open(fake_log) as f:
-        requests = sum(1 for line in f if '"event": "request"' in line)
-    none, quiet, push = results["none"], results["quiet"], results["push"]
+    none, quiet, push, stalled = results["none"], results["quiet"], results["push"], results["stalled"]
     created, queued, sent, seconds, failed = results["drain"]
     section = f"""## Push from a handler
 
@@ -146,8 +154,11 @@ puts one push and its delivery in the outbox before the create answers.
 | no handler | {none['rps']:,.0f} | {none['p50']:.2f} ms | {none['p99']:.2f} ms | {none['errors']} |
 | POST handler, no push | {quiet['rps']:,.0f} | {quiet['p50']:.2f} ms | {quiet['p99']:.2f} ms | {quiet['errors']} |
 | POST handler sending one push | {push['rps']:,.0f} | {push['p50']:.2f} ms | {push['p99']:.2f} ms | {push['errors']} |
+| the same, the fake APNs stopped (SIGSTOP) | {stalled['rps']:,.0f} | {stalled['p50']:.2f} ms | {stalled['p99']:.2f} ms | {stalled['errors']} |
 
-With a push: {push['rps'] / quiet['rps']:.2f}× the handler's rate without. {created:,} votes created; when wrk stopped
+With a push: {push['rps'] / quiet['rps']:.2f}× the handler's rate without while the pushes are delivered
+beside the creates, {stalled['rps'] / quiet['rps']:.2f}× with APNs not answering (nothing delivered:
+the create waits for no provider, and what remains is the outbox's two rows and the device lookup). {created:,} votes created; when wrk stopped
 {queued:,} deliveries were still queued; all {sent:,} were sent {seconds:.1f} s later (failed: {failed}); the fake
 received {requests:,} requests.
 """

@@ -73,10 +73,10 @@ esac
 stage="$work/$name"
 mkdir -p "$stage/bin" "$stage/deploy"
 install -m 0755 "$binary" "$stage/bin/roost"
-install -m 0644 deploy/roost.service deploy/roost.env "$stage/deploy/"
-install -m 0644 README.md LICENSE CHANGELOG.md "$stage/"
-cp -R docs "$stage/docs"
-chmod -R u=rwX,go=rX "$stage/docs"
+# The files as the commit has them: nothing untracked or edited in the checkout comes along.
+git archive --format=tar HEAD deploy/roost.service deploy/roost.env README.md LICENSE CHANGELOG.md docs \
+    | tar -x -C "$stage"
+chmod -R u=rwX,go=rX "$stage"
 
 mkdir -p "$output"
 # Same commit, same binary, same bytes: names sorted, owners and times fixed (the commit's time),

@@ -82,7 +82,9 @@ extension StandardDrivers {
 extension StandardDrivers {
     /// RoostPush's JWKS verifier (OpenSSL, libcurl), started on the first sign-in.
     public func identityVerifier(_ configuration: ServerConfiguration) -> (any IdentityTokenVerifier)? {
-        LazyJWKSVerifier(settings: configuration.signIn, clock: configuration.clock)
+        LazyJWKSVerifier(
+            settings: configuration.signIn, clock: configuration.clock,
+            workers: configuration.passwordHasher.workers)
     }
 }
 

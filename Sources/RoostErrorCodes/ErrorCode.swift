@@ -103,6 +103,7 @@ extension ErrorCode {
     public static let tooManyAttempts: ErrorCode = "too_many_attempts"
     public static let tooManyBlobMembers: ErrorCode = "too_many_blob_members"
     public static let tooManyGroupMembers: ErrorCode = "too_many_group_members"
+    public static let tooManyMails: ErrorCode = "too_many_mails"
     public static let tooManyPushDevices: ErrorCode = "too_many_push_devices"
     public static let tooManyPushTargets: ErrorCode = "too_many_push_targets"
     public static let tooManyReferences: ErrorCode = "too_many_references"

@@ -8,8 +8,15 @@ import Synchronization
 public final class JWKSVerifier: IdentityTokenVerifier {
     private let client: CurlHTTPClient
     private let caches: [SignInProvider: KeySetCache]
+    /// Where signatures are checked (an RSA-4096 check is a CPU cost a client can repeat at will,
+    /// so not on an event loop): the password hasher's bounded low-priority workers; nil: inline.
+    private let workers: BackgroundWorkers?
 
-    public init(settings: SignInSettings, clock: any WallClock = SystemWallClock()) {
+    public init(
+        settings: SignInSettings, clock: any WallClock = SystemWallClock(),
+        workers: BackgroundWorkers? = .shared
+    ) {
+        self.workers = workers
         let client = CurlHTTPClient(
             name: "roost-jwks", options: CurlHTTPClient.Options(caFile: settings.caFile, maximumPending: 64))
         self.client = client
@@ -31,9 +38,21 @@ public final class JWKSVerifier: IdentityTokenVerifier {
         else { throw RoostError.invalidIdentityToken }
         let key = try await caches[provider]!.key(id: kid)
         // The key's type decides the algorithm: a token cannot choose a weaker check (alg confusion).
-        guard key.algorithm == algorithm, key.verifies(parts.signature, of: parts.signingInput) else {
-            throw RoostError.invalidIdentityToken
+        guard key.algorithm == algorithm else { throw RoostError.invalidIdentityToken }
+        let (signature, signingInput) = (parts.signature, parts.signingInput)
+        let verified: Bool
+        if let workers {
+            do {
+                verified = try await workers.runBounded { key.verifies(signature, of: signingInput) }
+            } catch is BackgroundWorkers.QueueFull {
+                throw RoostError.serverBusy(
+                    retryAfter: 2,
+                    message: "The server is busy checking other sign-ins; try again in a few seconds.")
+            }
+        } else {
+            verified = key.verifies(signature, of: signingInput)
         }
+        guard verified else { throw RoostError.invalidIdentityToken }
         return parts.claims
     }
 
@@ -74,15 +93,22 @@ actor KeySetCache {
     }
 
     func key(id: String) async throws -> VerificationKey {
+        // A fresh cached key serves at once, even during a fetch: a token with a made-up kid
+        // (a refetch a minute at most, up to the fetch timeout) must not hold up every sign-in.
+        if let key = keys[id], !isStale(at: clock.nowMilliseconds()) { return key }
         while fetching { await withCheckedContinuation { waiting.append($0) } }
         let now = clock.nowMilliseconds()
-        let stale = fetchedAt.map { now - $0 >= lifetime } ?? true
+        let stale = isStale(at: now)
         let mayFetch = lastAttempt.map { now - $0 >= refetchInterval } ?? true
         if (stale || keys[id] == nil) && mayFetch { await fetch(now: now) }
         // Stale keys serve while the provider is unreachable.
         if let key = keys[id] { return key }
         if fetchedAt == nil || lastAttemptFailed { throw RoostError.providerUnavailable }
         throw RoostError.unknownKey
+    }
+
+    private func isStale(at now: Int64) -> Bool {
+        fetchedAt.map { now - $0 >= lifetime } ?? true
     }
 
     private func fetch(now: Int64) async {
@@ -132,18 +158,23 @@ actor KeySetCache {
 public final class LazyJWKSVerifier: IdentityTokenVerifier {
     private let settings: SignInSettings
     private let clock: any WallClock
+    private let workers: BackgroundWorkers?
     /// The verifier once started; `stopped` once shut down (later calls are refused).
     private let state = Mutex<(verifier: JWKSVerifier?, stopped: Bool)>((nil, false))
 
-    public init(settings: SignInSettings, clock: any WallClock = SystemWallClock()) {
+    public init(
+        settings: SignInSettings, clock: any WallClock = SystemWallClock(),
+        workers: BackgroundWorkers? = .shared
+    ) {
         self.settings = settings
         self.clock = clock
+        self.workers = workers
     }
 
     public func verifiedClaims(of token: String, provider: SignInProvider) async throws -> JSONObject {
         let verifier = state.withLock { state -> JWKSVerifier? in
             if state.verifier == nil, !state.stopped {
-                state.verifier = JWKSVerifier(settings: settings, clock: clock)
+                state.verifier = JWKSVerifier(settings: settings, clock: clock, workers: workers)
             }
             return state.verifier
         }

@@ -58,8 +58,9 @@ extension FatFractalScriptAPI {
             appAddress: appAddress, requestID: requestID, scriptName: scriptName, logger: logger,
             limits: limits)
         acting.replacedObject = replacedObject
-        acting.push = push
-        acting.definitionChanges = definitionChanges
+        acting.services = services
+        acting.mailsQueued = mailsQueued
+        acting.blobCopiesNeedTheCaller = blobCopiesNeedTheCaller
         return acting
     }
 

@@ -28,7 +28,7 @@ extension FatFractalScriptAPI {
                 "Only scripts with system rights (\"runAs\": \"system\") or run by an administrator change the app definition."
             )
         }
-        guard let definitionChanges else {
+        guard let definitionChanges = services.definitionChanges else {
             throw RoostError.scriptServiceNotConfigured(call.method, service: "a changeable app definition")
         }
         return try await definitionChanges.execute(ffdl: text, by: rights).summary

@@ -20,10 +20,13 @@ extension FatFractalScriptAPI {
             throw RoostError.forbidden(
                 "Scripts create FFUser objects with ff.registerUser, which makes the account too.")
         }
-        // Blob members come along by content address (hoodyoodoo's TopCelebrity keeps its photo).
+        // Blob members come along by content address (hoodyoodoo's TopCelebrity keeps its photo),
+        // from sources the caller may read too when the script has other rights than its caller's:
+        // the object may be what the caller sent, naming a blob only the system may read.
         let created = try await objects.create(
             in: address.collection, body: FatFractalWire.lenientBody(object, updating: nil),
-            copyingBlobs: FatFractalWire.blobCopies(in: object), caller: rights)
+            copyingBlobs: FatFractalWire.blobCopies(in: object), caller: rights,
+            sourcesAlsoReadableBy: rights != activeCaller && blobCopiesNeedTheCaller ? [activeCaller] : [])
         return try wire(created.document, acl: created.acl)
     }
 

@@ -32,7 +32,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
 
     /// Who a script with system rights acts as: no rule applies, and what it creates has
     /// `createdBy: "system"`, as on FatFractal.
-    public static let systemPrincipal = Principal.system
+    public static let systemPrincipal = Principal(userGuid: "system", tokenId: "script-system", isAdmin: true)
 
     /// The rights a handler or extension runs with: the caller's, or the system's.
     public static func rights(_ rights: ScriptRights, caller: Principal?) -> Principal? {
@@ -73,10 +73,14 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     public var limits = Limits()
     /// The object an update replaced, for an update's handler: `getUpdateEventHandlerData()`'s `old`.
     public var replacedObject: JSONValue?
-    /// Where `sendPushNotifications` and `sendIOSPush` queue; nil answers 501 `not_configured`.
-    public var push: ScriptPush?
-    /// Where `executeFFDL` changes the app definition; nil answers 501 `not_configured`.
-    public var definitionChanges: (any AppDefinitionChanging)?
+    /// Whether blobs a script with other rights than its caller's copies must be readable by the
+    /// caller too; `roost script run` clears it (the operator is the caller there).
+    public var blobCopiesNeedTheCaller = true
+    /// What the push and mail calls reach; a service missing answers 501 `not_configured`.
+    public var services = ScriptServices()
+    var push: ScriptPush? { services.push }
+    /// Messages this run has queued with `sendEmail`, shared by the copies acting as other users.
+    var mailsQueued = ScriptMailCount()
 
     public init(
         objects: ObjectService, accounts: AccountService, rights: Principal?, activeCaller: Principal?,
@@ -172,7 +176,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
         case "getAppMetaData", "executeFFDL":
             return try await metadataCall(call)
         case "sendEmail", "sendSMTPEmail":
-            throw RoostError.scriptServiceNotConfigured(method, service: "an outgoing mail server")
+            return try await sendMail(call)
         default:
             throw RoostError.unknownScriptCall(method)
         }

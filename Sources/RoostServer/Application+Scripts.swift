@@ -54,8 +54,9 @@ extension Application {
 
     static func scriptHandlerRunner(
         _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
-        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush? = nil,
-        changes: (any AppDefinitionChanging)? = nil, logger: Logger
+        accounts: AccountService, definitions: AppDefinitionSource,
+        services: ScriptServices = ScriptServices(),
+        logger: Logger
     ) -> ScriptHandlerRunner {
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let prefix =
@@ -66,31 +67,27 @@ extension Application {
             invoke: { try await runtime.invoke($0, calls: $1) }, definitions: definitions, objects: objects,
             accounts: accounts,
             makeCalls: scriptCallsFactory(
-                objects: objects, accounts: accounts, appAddress: address, push: push, changes: changes,
-                logger: logger),
+                objects: objects, accounts: accounts, appAddress: address, services: services, logger: logger),
             appAddress: address, logger: logger)
     }
 
     /// `/ff/ext/<name>`: the app's extensions; a script creates objects no larger than a request body.
     static func extensionRoutes(
         _ configuration: ServerConfiguration, runtime: ScriptRuntime, objects: ObjectService,
-        accounts: AccountService, definitions: AppDefinitionSource, push: ScriptPush?,
-        changes: (any AppDefinitionChanging)? = nil, logger: Logger
+        accounts: AccountService, definitions: AppDefinitionSource, services: ScriptServices, logger: Logger
     ) -> ScriptExtensionRoutes {
         var limits = FatFractalScriptAPI.Limits()
         limits.maxObjectBytes = configuration.maxBodyBytes
-        var routes = ScriptExtensionRoutes(
+        return ScriptExtensionRoutes(
             runtime: runtime, objects: objects, accounts: accounts, definitions: definitions, logger: logger,
             configuredPrefix: configuration.appPrefix, limits: limits,
-            runsPerCaller: configuration.scripts.effectiveRunsPerCaller, push: push)
-        routes.definitionChanges = changes
-        return routes
+            runsPerCaller: configuration.scripts.effectiveRunsPerCaller, services: services)
     }
 
     /// The `ff` API host for one handler run.
     static func scriptCallsFactory(
-        objects: ObjectService, accounts: AccountService, appAddress: String, push: ScriptPush? = nil,
-        changes: (any AppDefinitionChanging)? = nil, logger: Logger
+        objects: ObjectService, accounts: AccountService, appAddress: String,
+        services: ScriptServices = ScriptServices(), logger: Logger
     ) -> ScriptCallsFactory {
         { caller, rights, name, replaced, requestID in
             var api = FatFractalScriptAPI(
@@ -98,8 +95,7 @@ extension Application {
                 rights: FatFractalScriptAPI.rights(rights, caller: caller), activeCaller: caller,
                 appAddress: appAddress, requestID: requestID, scriptName: name, logger: logger)
             api.replacedObject = replaced
-            api.push = push
-            api.definitionChanges = changes
+            api.services = services
             return api
         }
     }

@@ -76,7 +76,8 @@ public final class Application: Sendable {
             accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
         self.accounts = accounts
         let authenticator = Authenticator(
-            accounts: accounts, system: try SystemLogin(password: configuration.systemPassword, accounts: accounts))
+            accounts: accounts, adminAllowed: configuration.adminAllowed,
+            system: try SystemLogin(password: configuration.systemPassword, accounts: accounts))
         let definitionChanges = DefinitionChanges(definitions: definitions, logger: logger)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         let boundary = ErrorBoundary(logger: logger, requestIDs: requestIDs)
@@ -101,12 +102,15 @@ public final class Application: Sendable {
         PasswordResetRoutes(
             service: Self.makePasswordReset(configuration, storage: storage, dispatcher: mailDispatcher)
         ).register(in: routes)
-        let scriptPush = ScriptPush(service: push, definitions: definitions)
+        let scriptServices = ScriptServices(
+            push: ScriptPush(service: push, definitions: definitions),
+            mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher),
+            definitionChanges: definitionChanges)
         let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
         self.scriptRuntime = scriptRuntime
         let handlerRunner = Self.scriptHandlerRunner(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, push: scriptPush, changes: definitionChanges, logger: logger)
+            definitions: definitions, services: scriptServices, logger: logger)
         objects.hooks = handlerRunner
         asyncHandlers = Self.makeAsyncHandlers(
             configuration, storage: storage, runtime: scriptRuntime, definitions: definitions,
@@ -144,7 +148,7 @@ public final class Application: Sendable {
         EventRoutes(feed: changeFeed).register(in: routes)
         Self.extensionRoutes(
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
-            definitions: definitions, push: scriptPush, changes: definitionChanges, logger: logger
+            definitions: definitions, services: scriptServices, logger: logger
         ).register(in: routes)
         MetadataRoutes(definitions: definitions, changes: definitionChanges).register(in: routes)
         SystemRoutes(
@@ -197,7 +201,7 @@ public final class Application: Sendable {
             [
                 DashboardHosting(allowed: configuration.adminAllowed),
                 FatFractalDialect(
-                    accounts: accounts, definitions: definitions,
+                    authenticator: authenticator, definitions: definitions,
                     configuredHosting: StaticHosting(directory: configuration.publicDirectory),
                     configuredPrefix: configuration.appPrefix),
                 RequestIDMiddleware(requestIDs: requestIDs),

@@ -5,8 +5,12 @@ import RoostStore
 
 /// Finds who a request comes from: a token in `Authorization: Bearer` or `X-Token`, or FatFractal's
 /// system user's password as `Authorization: Basic` for `system`.
+/// An administrator's token from outside `--admin-allow` is an ordinary user's token: a stolen
+/// one cannot promote users or read everything through `/ff/resources` from anywhere.
 struct Authenticator: Sendable {
     let accounts: AccountService
+    /// `--admin-allow`; nil: administrators are administrators from any address.
+    var adminAllowed: TrustedProxies? = nil
     /// The system user's login; nil (in tests that build routes alone) refuses Basic as before.
     var system: SystemLogin? = nil
 
@@ -16,11 +20,20 @@ struct Authenticator: Sendable {
         if let system, let (userName, password) = Self.basicCredentials(in: request),
             userName == SystemLogin.userName
         {
+            // The system is nothing but an administrator: outside `--admin-allow` it is refused
+            // before its password is even checked, so it cannot be guessed from there.
+            if let adminAllowed, !adminAllowed.contains(request.remoteAddress) {
+                throw RoostError.addressNotAllowed
+            }
             return try await system.principal(
                 password: password, client: clientKey(forAddress: request.remoteAddress))
         }
         guard let secret = try Self.tokenSecret(in: request) else { return nil }
-        return try await accounts.authenticate(secret: secret)
+        let principal = try await accounts.authenticate(secret: secret)
+        guard principal.isAdmin, let adminAllowed, !adminAllowed.contains(request.remoteAddress) else {
+            return principal
+        }
+        return principal.withholdingAdmin()
     }
 
     /// The principal, or nil when the request has no valid token (for the session check and logout).

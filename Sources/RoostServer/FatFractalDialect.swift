@@ -15,7 +15,7 @@ import RoostJSON
 /// It also does what FatFractal's hosting did for every request, dialect or not: an app prefix
 /// (`/<app>/ff/…` is `/ff/…`) and the web app's files (``StaticHosting``) on the same origin.
 struct FatFractalDialect: HTTPMiddleware {
-    let accounts: AccountService
+    let authenticator: Authenticator
     let definitions: AppDefinitionSource
     /// `--public-dir`, which wins over the definition's `hosting.publicDir`.
     var configuredHosting: StaticHosting? = nil
@@ -238,8 +238,7 @@ struct FatFractalDialect: HTTPMiddleware {
 
     /// Who the request is from, for `ffUserCanEdit`; nil when anonymous or not valid.
     func principal(of request: Request) async -> Principal? {
-        guard let secret = try? Authenticator.tokenSecret(in: request) else { return nil }
-        return try? await accounts.authenticate(secret: secret)
+        try? await authenticator.principal(for: request)
     }
 
     /// The logged-in user as the login answer shows it: users may edit their own profile.

@@ -1,6 +1,7 @@
 import RoostCore
 import RoostHTTP
 import RoostJSON
+import RoostScripts
 import RoostStore
 
 /// What `roost serve` is told about mail: the SMTP server (from which the program composing the
@@ -13,6 +14,8 @@ public struct MailOptions: Sendable {
     public var dispatch = MailDispatchOptions()
     public var reset = PasswordResetOptions()
     public var smtp = SMTPSettings()
+    /// Messages scripts may queue per hour on this server (`--script-mails-per-hour`).
+    public var scriptMailsPerHour = ScriptMail.defaultHourlyLimit
 
     public init() {}
 }
@@ -79,6 +82,19 @@ extension Application {
             store: storage.mailStore, sender: sender, from: from, options: options,
             clock: configuration.clock,
             logger: { [logger] line in logger.error(line) })
+    }
+
+    /// Scripts' `sendEmail`, when a mail server is configured: from the server's own address,
+    /// under the app's name.
+    static func makeScriptMail(
+        _ configuration: ServerConfiguration, storage: any Storage, dispatcher: MailDispatcher?
+    ) -> ScriptMail? {
+        guard let dispatcher, let from = configuration.mail.from else { return nil }
+        return ScriptMail(
+            store: storage.mailStore,
+            composer: MailComposer(from: from, fromName: configuration.mail.reset.appName),
+            clock: configuration.clock, guids: configuration.guids,
+            hourlyLimit: configuration.mail.scriptMailsPerHour, queued: { dispatcher.wake() })
     }
 
     /// The reset flow, which needs the dispatcher to send its mail.

@@ -37,23 +37,22 @@ struct ScriptExtensionRoutes: Sendable {
     /// progress, running or waiting for a worker: one caller cannot take the whole pool.
     let runsPerCaller: Int
     let runs = ClientSlots()
-    /// Where the scripts' push calls queue.
-    var push: ScriptPush?
-    /// Where `executeFFDL` changes the app definition.
-    var definitionChanges: (any AppDefinitionChanging)?
+    /// What the scripts' push and mail calls reach.
+    var services = ScriptServices()
 
     init(
         runtime: ScriptRuntime, objects: ObjectService, accounts: AccountService,
         definitions: AppDefinitionSource,
         logger: Logger, appAddress: String? = nil, configuredPrefix: String? = nil,
-        limits: FatFractalScriptAPI.Limits = .init(), runsPerCaller: Int = 4, push: ScriptPush? = nil
+        limits: FatFractalScriptAPI.Limits = .init(), runsPerCaller: Int = 4,
+        services: ScriptServices = ScriptServices()
     ) {
         self.init(
             invoke: { try await runtime.invoke($0, calls: $1) }, objects: objects, accounts: accounts,
             definitions: definitions, logger: logger, appAddress: appAddress,
             configuredPrefix: configuredPrefix,
             limits: limits, runsPerCaller: runsPerCaller)
-        self.push = push
+        self.services = services
     }
 
     init(
@@ -123,8 +122,7 @@ struct ScriptExtensionRoutes: Sendable {
             rights: FatFractalScriptAPI.rights(scriptExtension.rights, caller: caller), activeCaller: caller,
             appAddress: address,
             requestID: request.requestID, scriptName: name, logger: logger, limits: limits)
-        calls.push = push
-        calls.definitionChanges = definitionChanges
+        calls.services = services
         var invocation = ScriptInvocation(
             kind: .extension, name: name, entry: scriptExtension.entry, data: data, context: context)
         invocation.owner = runner

@@ -51,6 +51,14 @@ public struct FakeIdentityProvider: Sendable {
         return kid
     }
 
+    /// Holds fetches of the key set unanswered (`hold`) until released.
+    public func hold(_ hold: Bool) async throws {
+        _ = try await control.send("POST", "/hold", json: #"{"hold":\#(hold)}"#)
+    }
+
+    /// Fetches of the key set that arrived while held.
+    public var heldFetches: Int { fake.events("held").count }
+
     /// Makes the key set answer 503 (`down`) or 200, padded with `padding` bytes.
     public func setDown(_ down: Bool, padding: Int = 0) async throws {
         _ = try await control.send("POST", "/down", json: #"{"down":\#(down),"pad":\#(padding)}"#)

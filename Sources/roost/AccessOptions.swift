@@ -30,7 +30,7 @@ extension ServeOption {
         ServeOption(
             flag: "--admin-allow", variable: "ROOST_ADMIN_ALLOW", valueName: "CIDR,...",
             help:
-                "client addresses that may reach the dashboard (/_/) and /ff/admin/..., e.g. 127.0.0.1,10.0.0.0/8; others get 403 (default any: the admin right is checked anyway)"
+                "client addresses that may reach the dashboard (/_/) and /ff/admin/..., e.g. 127.0.0.1,10.0.0.0/8; others get 403, and an admin token is an ordinary user's (default any: the admin right is checked anyway)"
         ) {
             do {
                 $0.adminAllowed = try TrustedProxies($1)

@@ -50,6 +50,17 @@ extension ServeOption {
             $0.mail.reset.appName = $1
         },
         ServeOption(
+            flag: "--script-mails-per-hour", variable: "ROOST_SCRIPT_MAILS_PER_HOUR", valueName: "N",
+            help:
+                "messages scripts' ff.sendEmail may queue per hour on this server, 0 to 100000 (default 1000); beyond, 429 too_many_mails"
+        ) {
+            guard let count = Int($1), (0...100_000).contains(count) else {
+                throw UsageError(
+                    message: "--script-mails-per-hour takes a number from 0 to 100000, not '\($1)'")
+            }
+            $0.mail.scriptMailsPerHour = count
+        },
+        ServeOption(
             flag: "--password-reset-url", variable: "ROOST_PASSWORD_RESET_URL", valueName: "URL",
             help:
                 "the page a reset mail links to, given ?token=…; without it the mail holds the token as a code"

@@ -115,11 +115,12 @@ private func runScript(
     try await runtime.load(definitions.definition.scripts.modules)
     var context = JSONObject()
     context["appAddress"] = .string("http://localhost")
-    let calls = FatFractalScriptAPI(
+    var calls = FatFractalScriptAPI(
         objects: objects, accounts: accounts,
         rights: FatFractalScriptAPI.rights(system ? .system : .caller, caller: caller), activeCaller: caller,
         appAddress: "http://localhost",
         requestID: "roost-script-run", scriptName: name, logger: logger)
+    calls.blobCopiesNeedTheCaller = false
     do {
         let outcome = try await runtime.invoke(
             ScriptInvocation(

@@ -271,6 +271,61 @@ struct AdminAddressTests {
         #expect(try await server.client.send("GET", "/health").status == 200)
     }
 
+    @Test("outside --admin-allow an administrator's token is an ordinary user's on every route")
+    func administratorsAreOrdinaryUsersOutsideTheList() async throws {
+        let directory = try await makeDataFolder()
+        let admin = try await runRoost(
+            ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
+        #expect(admin.status == 0, "\(admin.errorOutput)")
+        let server = try await TestServer(dataDirectory: directory) { configuration in
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.adminAllowed = try? TrustedProxies("10.0.0.0/8")
+            configuration.metricsAllowed = try! TrustedProxies("10.0.0.0/8")
+            configuration.loginLimits.registrationsPerAddress = testRegistrationsPerAddress
+        }
+        defer { Task { await server.stop() } }
+        let dave = [("X-Token", try await server.client.login("dave", password: "dave-password"))]
+        let registered = try await server.client.register("erin")
+        let erinGuid = try #require((registered.json["user"] as? [String: Any])?["guid"] as? String)
+        let erin = [("X-Token", try await server.client.login("erin"))]
+        let note = try await server.client.send(
+            "POST", "/ff/resources/Diary", json: #"{"text":"erin's own"}"#, headers: erin)
+        #expect(note.status == 201, "\(note.text)")
+        let noteGuid = try #require(note.json["guid"] as? String)
+        let listed = try await server.client.send(
+            "PUT", "/ff/resources/Diary/\(noteGuid)/ffACL", json: #"{"readUsers":[],"writeUsers":[]}"#,
+            headers: erin)
+        #expect(listed.status == 200, "\(listed.text)")
+
+        // A stolen admin token cannot promote anyone, nor deactivate, nor read what is not shared.
+        for field in ["admin", "active"] {
+            let value = field == "admin" ? "true" : "false"
+            let promoted = try await server.client.send(
+                "PATCH", "/ff/resources/FFUser/\(erinGuid)", json: #"{"\#(field)":\#(value)}"#, headers: dave)
+            #expect(promoted.status == 403, "\(field): \(promoted.text)")
+            #expect(promoted.json["code"] as? String == "forbidden", "\(field): \(promoted.text)")
+        }
+        let read = try await server.client.send("GET", "/ff/resources/Diary/\(noteGuid)", headers: dave)
+        let asStranger = try await server.client.send(
+            "GET", "/ff/resources/Diary/\(noteGuid)", headers: [("X-Token", try await strangerToken(server))])
+        #expect(read.status == asStranger.status, "\(read.text)")
+        #expect(read.status == 404 || read.status == 403, "\(read.text)")
+        let metrics = try await server.client.send("GET", "/metrics", headers: dave)
+        #expect(metrics.status == 403, "\(metrics.text)")
+        let push = try await server.client.send(
+            "POST", "/ff/push", json: #"{"users":["\#(erinGuid)"],"alert":"hi"}"#, headers: dave)
+        #expect(push.status == 403, "\(push.text)")
+        // Erin's account is as it was.
+        let session = try await server.client.send("GET", "/ff/session", headers: erin)
+        #expect((session.json["user"] as? [String: Any])?["admin"] as? Bool != true, "\(session.text)")
+        #expect(session.status == 200)
+    }
+
+    private func strangerToken(_ server: TestServer) async throws -> String {
+        _ = try await server.client.register("frank")
+        return try await server.client.login("frank")
+    }
+
     @Test("inside --admin-allow everything is as without it; a bad list is a usage error")
     func servedInsideTheList() async throws {
         let server = try await TestServer { configuration in

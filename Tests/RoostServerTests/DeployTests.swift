@@ -212,6 +212,45 @@ struct DeployTests {
         #expect(version.output.hasPrefix("roost \(RoostRelease.version) "))
     }
 
+    @Test("scripts/release.sh packs the commit's files: an untracked or edited file in docs/ stays out")
+    func releasePacksTheCommit() async throws {
+        let clone = TestServer.makeTemporaryDirectory() + "/roost"
+        let cloned = try await runProgram(
+            "/usr/bin/git", ["clone", "--quiet", "--local", Self.root.path, clone])
+        #expect(cloned.status == 0, "\(cloned.errorOutput)")
+        // The script under test, not the one of the last commit.
+        try FileManager.default.removeItem(atPath: clone + "/scripts/release.sh")
+        try FileManager.default.copyItem(
+            atPath: Self.root.appendingPathComponent("scripts/release.sh").path,
+            toPath: clone + "/scripts/release.sh")
+        try "a draft with a password: hunter2\n".write(
+            toFile: clone + "/docs/draft-notes.md", atomically: true, encoding: .utf8)
+        let running = try String(contentsOfFile: clone + "/docs/running.md", encoding: .utf8)
+        try (running + "\nan edit not committed\n").write(
+            toFile: clone + "/docs/running.md", atomically: true, encoding: .utf8)
+        let output = TestServer.makeTemporaryDirectory()
+        let packed = try await runProgram(
+            clone + "/scripts/release.sh",
+            ["--snapshot", "--binary", try RoostProcess.binaryPath(), "--output", output])
+        #expect(packed.status == 0, "\(packed.errorOutput)")
+        let archive = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: output).first { $0.hasSuffix(".tar.gz") })
+        let listing = try await runProgram("/bin/tar", ["-tzf", output + "/" + archive])
+        let docs = listing.output.split(separator: "\n").filter {
+            $0.contains("/docs/") && !$0.hasSuffix("/")
+        }
+        let tracked = try await runProgram("/usr/bin/git", ["-C", clone, "ls-files", "docs"])
+        #expect(docs.count == tracked.output.split(separator: "\n").count, "\(docs)")
+        #expect(!docs.contains { $0.hasSuffix("/docs/draft-notes.md") })
+        let unpacked = TestServer.makeTemporaryDirectory()
+        #expect(
+            try await runProgram("/bin/tar", ["-xzf", output + "/" + archive, "-C", unpacked]).status == 0)
+        #expect(!listing.output.contains("draft-notes"))
+        let packedRunning = try await runProgram(
+            "/bin/sh", ["-c", "cat '\(unpacked)'/*/docs/running.md"])
+        #expect(packedRunning.output == running, "the committed running.md, not the edited one")
+    }
+
     @Test(
         "scripts/release.sh refuses a binary of another version, unknown options, and a release off its tag")
     func releaseRefusals() async throws {

@@ -72,12 +72,16 @@ enum MetadataApp {
         }
         """#
 
-    static func makeServer(systemPassword: String? = MetadataApp.systemPassword) async throws -> TestServer {
+    static func makeServer(
+        systemPassword: String? = MetadataApp.systemPassword,
+        configure: @escaping (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
         let parsed = try AppDefinition.parse(Array(definition.utf8), modules: ["scripts/Setup": module])
         return try await TestServer { configuration in
             configuration.appDefinition = parsed
             configuration.passwordHasher = PasswordHasher.cheapForTests()
             configuration.systemPassword = systemPassword
+            configure(&configuration)
         }
     }
 

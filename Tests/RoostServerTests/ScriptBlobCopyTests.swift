@@ -42,6 +42,14 @@ struct ScriptBlobCopyTests {
                 name: "Promote", entry: ScriptEntry(module: "scripts/Top", function: "promote")),
             "Forge": ScriptExtension(
                 name: "Forge", entry: ScriptEntry(module: "scripts/Top", function: "forge")),
+            // A system script that trusts what its caller sends: the system may read the source,
+            // the caller may not.
+            "ForgeAsSystem": ScriptExtension(
+                name: "ForgeAsSystem", entry: ScriptEntry(module: "scripts/Top", function: "forge"),
+                rights: .system),
+            "PromoteAsSystem": ScriptExtension(
+                name: "PromoteAsSystem", entry: ScriptEntry(module: "scripts/Top", function: "promote"),
+                rights: .system),
         ]
         return try await TestServer { configuration in
             configuration.appDefinition = definition
@@ -132,6 +140,37 @@ struct ScriptBlobCopyTests {
                 == "Object '\(guid)' in 'Celebrity' has no blob 'firstName'; PUT the bytes there first.")
         let tops = try await server.client.send("GET", "/ff/resources/TopCelebrity?total=true")
         #expect(tops.json["total"] as? Int == 0)
+        await server.stop()
+    }
+
+    @Test(
+        "a system script copies only blobs its caller may read too: a caller cannot launder a blob through it"
+    )
+    func systemScriptsCopyOnlyWhatTheCallerMayRead() async throws {
+        let server = try await Self.makeServer()
+        let alice = try await server.client.register("alice").json["token"] as! String
+        let mallory = try await server.client.register("mallory").json["token"] as! String
+        let guid = try await celebrity(server, alice)
+        let read = try await server.client.send(
+            "GET", "/ff/resources/Celebrity/\(guid)", headers: [("X-Token", mallory)])
+        #expect(read.status == 404)
+        let forged = try await server.client.send(
+            "POST", "/ff/ext/ForgeAsSystem?source=Celebrity/\(guid)/imageData",
+            headers: [("X-Token", mallory)])
+        let refusal = try #require(forged.json["result"] as? [String: Any], "\(forged.text)")
+        #expect(refusal["statusCode"] as? Int == 404)
+        #expect(refusal["code"] as? String == read.json["code"] as? String)
+        #expect(refusal["message"] as? String == read.json["message"] as? String)
+        #expect(
+            try await server.client.send("GET", "/ff/resources/TopCelebrity?total=true").json["total"] as? Int
+                == 0)
+        // The caller may read it: the system script copies it.
+        let promoted = try await server.client.send(
+            "POST", "/ff/ext/PromoteAsSystem?guid=\(guid)", headers: [("X-Token", alice)])
+        #expect(promoted.status == 200, "\(promoted.text)")
+        #expect(
+            try await server.client.send("GET", "/ff/resources/TopCelebrity/\(guid)/imageData").body
+                == Self.photo)
         await server.stop()
     }
 }

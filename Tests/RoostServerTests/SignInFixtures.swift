@@ -16,7 +16,8 @@ struct SignInWorld {
     static func make(
         linking: Bool = false, definition: String? = nil, dataDirectory: String? = nil,
         provider existing: FakeIdentityProvider? = nil, clock: ManualWallClock = ManualWallClock(),
-        databaseURL: String? = nil, refreshMode: RefreshMode = .off, registrationsPerAddress: Int? = nil
+        databaseURL: String? = nil, refreshMode: RefreshMode = .off, registrationsPerAddress: Int? = nil,
+        keysTimeoutMilliseconds: Int? = nil, workers: BackgroundWorkers? = nil
     ) async throws -> SignInWorld {
         let provider: FakeIdentityProvider
         if let existing {
@@ -27,7 +28,9 @@ struct SignInWorld {
         let parsed = try definition.map { try AppDefinition.parse(Array($0.utf8)) }
         let server = try await TestServer(dataDirectory: dataDirectory) { configuration in
             configuration.clock = clock
-            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.passwordHasher =
+                workers.map { PasswordHasher(operations: 1, memory: 64 * 1024, workers: $0) }
+                ?? PasswordHasher.cheapForTests()
             configuration.signIn.apple.clientIds = [appleBundleId, "org.roost.Web"]
             configuration.signIn.apple.keysURL = provider.keysURL
             configuration.signIn.google.clientIds = [googleClientId]
@@ -37,6 +40,9 @@ struct SignInWorld {
             configuration.refreshMode = refreshMode
             if let registrationsPerAddress {
                 configuration.loginLimits.registrationsPerAddress = registrationsPerAddress
+            }
+            if let keysTimeoutMilliseconds {
+                configuration.signIn.keysTimeoutMilliseconds = keysTimeoutMilliseconds
             }
             if let parsed { configuration.appDefinition = parsed }
             if let databaseURL { configuration.databaseURL = databaseURL }

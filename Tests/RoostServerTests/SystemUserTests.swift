@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostHTTP
 import RoostServer
 import RoostTestSupport
 import Testing
@@ -97,6 +98,22 @@ struct SystemUserTests {
         let right = try await server.client.send("GET", "/ff/metadata", headers: [MetadataApp.basic()])
         #expect(right.status == 429)
         #expect(right.json["code"] as? String == "too_many_attempts")
+    }
+
+    @Test func outsideAdminAllowTheSystemUserIsRefusedBeforeItsPasswordIsChecked() async throws {
+        let server = try await MetadataApp.makeServer { configuration in
+            configuration.adminAllowed = try? TrustedProxies("10.0.0.0/8")
+        }
+        defer { Task { await server.stop() } }
+        for password in [MetadataApp.systemPassword, "not the password at all"] {
+            let answer = try await server.client.send(
+                "GET", "/ff/resources/Thing", headers: [MetadataApp.basic("system", password)])
+            #expect(answer.status == 403)
+            #expect(answer.json["code"] as? String == "address_not_allowed")
+        }
+        // No failure was counted: the right password works from an allowed address (none here),
+        // and anonymous reads go on.
+        #expect(try await server.client.send("GET", "/ff/resources/Thing").status == 200)
     }
 
     @Test func aShortSystemPasswordStopsTheServerFromStarting() async throws {

@@ -84,6 +84,9 @@ class Provider:
         self.rogue = {"RSA": Key(self.folder, "rogue-rsa", "RSA"), "EC": Key(self.folder, "rogue-ec", "EC")}
         self.down = False
         self.pad = 0
+        # Set while fetches of the key set are held unanswered (until released, 120 s at most).
+        self.released = threading.Event()
+        self.released.set()
 
     def key_set(self):
         with self.lock:
@@ -125,6 +128,9 @@ def handler(provider, control):
         def do_GET(self):
             if control or self.path != "/keys":
                 return self.reply(404, {"error": "not_found"})
+            if not provider.released.is_set():
+                provider.log.write({"event": "held"})
+                provider.released.wait(120)
             status = 503 if provider.down else 200
             provider.log.write({"event": "keys", "status": status})
             self.reply(status, provider.key_set() if status == 200 else {"error": "unavailable"})
@@ -138,6 +144,12 @@ def handler(provider, control):
                 self.reply(200, {"token": provider.issue(request)})
             elif self.path == "/rotate":
                 self.reply(200, {"kid": provider.rotate()})
+            elif self.path == "/hold":
+                if request.get("hold"):
+                    provider.released.clear()
+                else:
+                    provider.released.set()
+                self.reply(200, {"hold": not provider.released.is_set()})
             elif self.path == "/down":
                 provider.down = bool(request.get("down"))
                 provider.pad = int(request.get("pad", 0))

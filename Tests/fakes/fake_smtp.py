@@ -50,6 +50,9 @@ class Recorder:
             "authenticated": bool(session.authenticated),
             "subject": str(message["Subject"]),
             "from": str(message["From"]),
+            # As a mail program reads the header: every address in it, and the names shown.
+            "from_addresses": [address.addr_spec for address in message["From"].addresses],
+            "from_names": [address.display_name for address in message["From"].addresses],
             "to": str(message["To"]),
             "message_id": str(message["Message-ID"]),
             "text": plain.get_content() if plain else None,

@@ -20,12 +20,25 @@ public struct Principal: Sendable, Equatable {
     public var isAdmin = false
     /// Guids of the `FFUserGroup`s that list the user.
     public var groups: [String] = []
+    /// The user is an administrator but the request came from outside `--admin-allow`: the
+    /// caller acts as an ordinary user, and a re-read of the user's flags keeps it so.
+    public var isAdminWithheld = false
 
     public init(userGuid: String, tokenId: String, isAdmin: Bool = false, groups: [String] = []) {
         self.userGuid = userGuid
         self.tokenId = tokenId
         self.isAdmin = isAdmin
         self.groups = groups
+    }
+
+    /// The principal as an ordinary user: for an administrator's token used from an address
+    /// outside `--admin-allow`.
+    public func withholdingAdmin() -> Principal {
+        guard isAdmin else { return self }
+        var ordinary = self
+        ordinary.isAdmin = false
+        ordinary.isAdminWithheld = true
+        return ordinary
     }
 }
 

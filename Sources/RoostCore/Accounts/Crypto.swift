@@ -118,8 +118,8 @@ public struct PasswordHasher: Sendable {
     public let operations: UInt64
     /// Bytes of memory per hash.
     public let memory: Int
-    /// Where hashes run; nil runs them on the calling thread.
-    let workers: BackgroundWorkers?
+    /// Where hashes (and sign-ins' signature checks) run; nil runs them on the calling thread.
+    public let workers: BackgroundWorkers?
     let primitives: Primitives
 
     /// The production setting: Argon2id, t=2, m=19 MiB, on the shared low-priority workers.

@@ -26,8 +26,11 @@ extension ObjectService {
     /// Creates an object whose blob members are those of objects the caller may read. A source
     /// the caller may not read answers exactly as reading it would (404), so the copy is no
     /// oracle; a source without that blob answers 404 `not_found` naming the member.
+    /// `readers` must be able to read each source too (nil: anonymous): a script with the system's
+    /// rights copies for the user who caused it only what that user may read.
     public func create(
-        in collection: String, body: JSONObject, copyingBlobs copies: [BlobCopy], caller: Principal?
+        in collection: String, body: JSONObject, copyingBlobs copies: [BlobCopy], caller: Principal?,
+        sourcesAlsoReadableBy readers: [Principal?] = []
     ) async throws -> StoredObject {
         guard copies.count <= Self.maximumBlobCopies else {
             throw RoostError.invalidField(
@@ -42,6 +45,7 @@ extension ObjectService {
                     copy.member,
                     "'\(copy.member)' is given twice: as a field or blob member, and as a blob to copy.")
             }
+            for reader in readers { _ = try await sourceBlob(copy, caller: reader) }
             blobs[copy.member] = try await claimedBlob(copy, caller: caller)
         }
         return try await create(in: collection, body: body, blobs: blobs, caller: caller, idempotency: nil)

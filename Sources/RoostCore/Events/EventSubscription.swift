@@ -99,8 +99,9 @@ extension AccountService {
         guard let facts = try await objects.accessFacts(userGuid: principal.userGuid), facts.isActive else {
             return nil
         }
-        return Principal(
+        let current = Principal(
             userGuid: principal.userGuid, tokenId: principal.tokenId, isAdmin: facts.isAdmin,
             groups: facts.groups)
+        return principal.isAdminWithheld ? current.withholdingAdmin() : current
     }
 }

@@ -31,13 +31,14 @@ public struct MailComposer: Sendable {
     }
 
     /// A whole message; `to` and `subject` must hold no line break (``MailAddress/validate(_:)``).
+    /// Without `html`, plain text alone.
     public func compose(
-        to: String, subject: String, text: String, html: String, id: String, date: Date
+        to: String, subject: String, text: String, html: String?, id: String, date: Date
     ) -> String {
         let boundary = "roost-\(id)"
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         var lines = [
-            "From: \(Self.encodedWord(fromName)) <\(from)>",
+            "From: \(Self.displayName(fromName)) <\(from)>",
             "To: <\(to)>",
             "Subject: \(Self.encodedWord(subject))",
             "Date: \(Self.date(date))",
@@ -47,6 +48,13 @@ public struct MailComposer: Sendable {
             "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
             "",
         ]
+        guard let html else {
+            lines.removeLast(2)
+            lines += ["Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", ""]
+            lines += Self.base64Lines(text)
+            lines.append("")
+            return lines.joined(separator: "\r\n")
+        }
         for (type, body) in [("text/plain", text), ("text/html", html)] {
             lines += [
                 "--\(boundary)", "Content-Type: \(type); charset=utf-8", "Content-Transfer-Encoding: base64",
@@ -56,6 +64,16 @@ public struct MailComposer: Sendable {
         }
         lines += ["--\(boundary)--", ""]
         return lines.joined(separator: "\r\n")
+    }
+
+    /// A name before an address: plain when it is letters, digits, spaces and a few safe marks,
+    /// else RFC 2047, so no quote, `<`, comma or colon in a name can add or change an address.
+    static func displayName(_ name: String) -> String {
+        let plain = name.unicodeScalars.allSatisfy {
+            ($0.value >= 48 && $0.value <= 57) || ($0.value >= 65 && $0.value <= 90)
+                || ($0.value >= 97 && $0.value <= 122) || " !#$%&'*+-/^_`{|}~".unicodeScalars.contains($0)
+        }
+        return plain && !name.isEmpty ? name : "=?utf-8?B?" + Data(name.utf8).base64EncodedString() + "?="
     }
 
     /// RFC 2047 when the text is not plain ASCII.
