@@ -116,6 +116,28 @@ struct SystemUserTests {
         #expect(try await server.client.send("GET", "/ff/resources/Thing").status == 200)
     }
 
+    @Test func roostServeReadsTheSystemPasswordFromAFile() async throws {
+        let directory = TestServer.makeTemporaryDirectory()
+        if TestBackend.current == .postgres { _ = try await TestBackend.databaseURL(for: directory) }
+        let file = directory + "-system-password"
+        // As `openssl rand -base64 24 > file` leaves it: a final newline that is not the password's.
+        try Data("\(MetadataApp.systemPassword)\n".utf8).write(to: URL(fileURLWithPath: file))
+        let server = try RoostProcess(dataDirectory: directory, arguments: ["--system-password-file", file])
+        let client = TestHTTPClient(port: server.port)
+        let admin = try await client.send(
+            "GET", "/ff/admin/collections", headers: [MetadataApp.basic()])
+        #expect(admin.status == 200, "\(admin.text)")
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+        try Data("systemsystem\n".utf8).write(to: URL(fileURLWithPath: file))
+        let short = try await runRoost(["serve", "--port", "0", "--system-password-file", file])
+        #expect(short.status == 64)
+        #expect(
+            short.errorOutput.contains("--system-password-file: the password must be 16 to 1024 bytes long"),
+            "\(short.errorOutput)")
+        let help = try await runRoost(["serve", "--help"])
+        #expect(help.output.contains("--system-password-file PATH"))
+    }
+
     @Test func aShortSystemPasswordStopsTheServerFromStarting() async throws {
         await #expect(throws: SystemPasswordError.self) {
             _ = try await MetadataApp.makeServer(systemPassword: "systemsystem")
