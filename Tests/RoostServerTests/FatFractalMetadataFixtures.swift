@@ -73,11 +73,11 @@ enum MetadataApp {
         """#
 
     static func makeServer(
-        systemPassword: String? = MetadataApp.systemPassword,
+        systemPassword: String? = MetadataApp.systemPassword, dataDirectory: String? = nil,
         configure: @escaping (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let parsed = try AppDefinition.parse(Array(definition.utf8), modules: ["scripts/Setup": module])
-        return try await TestServer { configuration in
+        return try await TestServer(dataDirectory: dataDirectory) { configuration in
             configuration.appDefinition = parsed
             configuration.passwordHasher = PasswordHasher.cheapForTests()
             configuration.systemPassword = systemPassword

@@ -133,6 +133,38 @@ struct FatFractalMetadataTests {
         #expect(created.status == 201)
     }
 
+    /// FatFractal.js in the app's own page: an administrator's session (simulated cookies, or the
+    /// `sessionId` cookie with `Data-type`), under the app prefix.
+    @Test func anAdministratorsFatFractalSessionRunsFFDLUnderTheAppPrefix() async throws {
+        let directory = try await makeDataFolder()
+        let created = try await runRoost(
+            ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
+        #expect(created.status == 0, "\(created.errorOutput)")
+        let server = try await MetadataApp.makeServer(dataDirectory: directory) { configuration in
+            configuration.appPrefix = "gettingstarted"
+        }
+        defer { Task { await server.stop() } }
+        let login = try FatFractalLogin(
+            try await server.client.ff(
+                "POST", "/gettingstarted/ff/login",
+                #"{"credential":{"userName":"dave","password":"dave-password"}}"#))
+        let simulated = try await server.client.ff(
+            "POST", "/gettingstarted/ff/metadata", #"{"ffdl":"CREATE COLLECTION /Foos OBJECTTYPE Foo"}"#,
+            login.authHeaders)
+        #expect(simulated.status == 200, "\(simulated.text)")
+        let cookie = try await server.client.ff(
+            "POST", "/gettingstarted/ff/metadata", #"{"ffdl":"DROP COLLECTION /Foos"}"#, [login.cookieHeader])
+        #expect(cookie.status == 200, "\(cookie.text)")
+        // Without Data-type the request is not in the dialect, whose cookie is not read (CSRF).
+        let bare = try await server.client.send(
+            "POST", "/gettingstarted/ff/metadata", json: #"{"ffdl":"CREATE COLLECTION /Foos"}"#,
+            headers: [login.cookieHeader])
+        #expect(bare.status == 401)
+        #expect(bare.json["code"] as? String == "login_required")
+        let page = try await server.client.ff("GET", "/gettingstarted/ff/metadata")
+        #expect(jsonEqual(page.json["result"], MetadataApp.publicMetadata), "\(page.text)")
+    }
+
     @Test func whatTheImportDoesNotTranslateRefusesTheWholeChange() async throws {
         let server = try await MetadataApp.makeServer()
         defer { Task { await server.stop() } }
