@@ -57,6 +57,36 @@ import Testing
                 """)
         #expect(change.definition.compatibility == .fatfractal)
         #expect(change.definition.cors.allowedOrigins == ["https://app.example.com"])
+        // Code sent over HTTP never runs: only functions of the app's own modules.
+        #expect(
+            throws: RoostError(
+                status: 400, code: .ffdlUnsupported,
+                message: "Roost does not carry out this FFDL statement (see details); nothing was changed.",
+                details: JSONObject(uniqueMembers: [
+                    (
+                        "statements",
+                        .array([
+                            .object(
+                                JSONObject(uniqueMembers: [
+                                    ("line", .integer(1)),
+                                    (
+                                        "text",
+                                        .string("CREATE EXTENSION /Run UNSECURED AS javascript:print(1);")
+                                    ),
+                                    (
+                                        "reason",
+                                        .string(
+                                            "executeFFDL adds handlers and extensions that call a function of the app's own script modules (require('scripts/M').f()), never inline code"
+                                        )
+                                    ),
+                                ]))
+                        ])
+                    )
+                ]))
+        ) {
+            _ = try FFDLChange(
+                applying: "CREATE EXTENSION /Run UNSECURED AS javascript:print(1);", to: current)
+        }
         // Nothing to carry out is no change at all.
         let empty = try FFDLChange(applying: "", to: current)
         #expect(empty.lines.isEmpty)

@@ -23,7 +23,8 @@ public struct FFDLChange: Sendable {
                 message: "One executeFFDL takes at most \(Self.maximumBytes >> 10) KiB of FFDL.")
         }
         let translation = FFDLImport(ffdl: ffdl)
-        let refused = translation.lines.filter { $0.outcome == .notTranslated }
+        var refused = translation.lines.filter { $0.outcome == .notTranslated }
+        refused += Self.inlineCode(in: translation)
         guard refused.isEmpty else {
             let list = refused.prefix(50).map { line in
                 JSONValue.object(
@@ -56,6 +57,25 @@ public struct FFDLChange: Sendable {
         }
         self.text = text
         lines = translation.lines
+    }
+
+    /// Handlers and extensions whose code is inline rather than a function of the app's modules:
+    /// at runtime only the operator's script files run, never code sent over HTTP.
+    static func inlineCode(in translation: FFDLImport) -> [FFDLImport.Line] {
+        var lines: [FFDLImport.Line] = []
+        for key in ["handlers", "extensions"] {
+            for (name, value) in translation.definition[key]?.objectValue?.members ?? []
+            where value.objectValue?["code"] != nil {
+                let line = translation.lines.first { $0.reason.hasPrefix("\(key).\(name):") }
+                lines.append(
+                    FFDLImport.Line(
+                        number: line?.number ?? 0, text: line?.text ?? name, outcome: .notTranslated,
+                        reason:
+                            "executeFFDL adds handlers and extensions that call a function of the app's own script modules (require('scripts/M').f()), never inline code"
+                    ))
+            }
+        }
+        return lines.sorted { $0.number < $1.number }
     }
 
     /// Settings and handlers or extensions of the same name are replaced; a collection's rules
