@@ -233,6 +233,7 @@ extension PostgresStorage {
         Migration(
             version: 83, name: "sign-in identities",
             sql: PostgresIdentityStore.schema(key: #"text COLLATE "C""#, hash: "bytea")),
+        Migration(version: 84, name: "e-mail verification and change", sql: PostgresAccountStore.emailSchema),
     ]
 
     /// The steps in `versions`: one range, for tests and tools that set up one store alone.

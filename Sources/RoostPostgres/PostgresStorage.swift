@@ -25,6 +25,7 @@ public final class PostgresStorage: Storage {
     public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var pushStore: any PushStore { push }
     public var mailStore: any MailStore { mail }
+    public var emailTokens: any EmailTokenStore { accounts }
     public var refreshStore: any RefreshStore { refresh }
     public var identityStore: any IdentityStore { identities }
     public var loginFailures: any LoginFailureStore { loginThrottle }

@@ -201,6 +201,7 @@ extension SQLiteStorage {
         Migration(
             version: 33, name: "sign-in identities",
             sql: SQLiteIdentityStore.schema(key: "TEXT", hash: "BLOB")),
+        Migration(version: 34, name: "e-mail verification and change", sql: SQLiteAccountStore.emailSchema),
     ]
 }
 

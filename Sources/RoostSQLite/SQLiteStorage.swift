@@ -22,6 +22,7 @@ public final class SQLiteStorage: Storage {
     public var scriptOutbox: any ScriptOutboxStore { outbox }
     public var pushStore: any PushStore { push }
     public var mailStore: any MailStore { mail }
+    public var emailTokens: any EmailTokenStore { accounts }
     public var refreshStore: any RefreshStore { refresh }
     public var identityStore: any IdentityStore { identities }
     /// One process serves an SQLite database, so its memory is where failures are counted.

@@ -100,6 +100,9 @@ let scriptPrelude = #"""
         return function require(id) {
             var resolved = resolve(from, id);
             if (resolved === 'ffef/FatFractal') return ff;
+            // FatFractal's own modules for files and streams: a module that requires them but
+            // never calls them loads; a call throws 501 naming it.
+            if (resolved === 'fs' || resolved === 'io') return unavailableModule(resolved);
             if (Object.prototype.hasOwnProperty.call(cache, resolved)) return cache[resolved].exports;
             if (moduleIds[resolved] !== true) throw new Error("Cannot find module '" + id + "'");
             var body = compileModule(resolved);

@@ -21,6 +21,22 @@ let fatFractalHelpers = #"""
             throw error;
         };
     }
+    function unavailableModule(id) {
+        return new Proxy({}, {
+            get: function (target, key) {
+                if (typeof key !== 'string') return undefined;
+                return function () {
+                    var error = new Error("require('" + id + "')." + key +
+                        ' is not available on Roost: scripts have no file system; store files as blobs');
+                    error.statusCode = 501;
+                    error.statusMessage = error.message;
+                    error.code = 'script_call_unavailable';
+                    Object.defineProperty(error, 'roostApiError', { value: true });
+                    throw error;
+                };
+            }
+        });
+    }
     function FFUser(data) {
         copyMembers(this, data);
         if (!data) this.createdBy = 'system';

@@ -8,6 +8,8 @@ import RoostStore
 struct AccountRoutes: Sendable {
     let accounts: AccountService
     let authenticator: Authenticator
+    /// After a registration: the verification mail, when verification is on.
+    var registered: @Sendable (String) async -> Void = { _ in }
 
     func register(in routes: APIRoutes) {
         // Credentials and a profile are small: a large body is refused at its head, before anyone
@@ -45,6 +47,13 @@ struct AccountRoutes: Sendable {
         let (user, token) = try await accounts.register(
             body, device: try Self.device(in: body), address: request.remoteAddress,
             client: clientKey(forAddress: request.remoteAddress), refresh: body["refresh"] == .bool(true))
+        await registered(user.guid)
+        // `required` e-mail verification: the account exists, its session waits for the address.
+        guard let token else {
+            return Response.json(
+                201,
+                Array(#"{"user":"#.utf8) + user.document + Array(#","emailVerificationRequired":true}"#.utf8))
+        }
         return Response.json(201, Self.loginBody(user: user, token: token))
     }
 

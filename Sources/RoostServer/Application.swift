@@ -73,7 +73,8 @@ public final class Application: Sendable {
             decoyHash: try configuration.passwordHasher.hashBlocking(Sodium.randomPassword()),
             definitions: definitions, refreshTokens: storage.refreshStore,
             refreshMode: configuration.refreshMode,
-            accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000)
+            accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000,
+            emailVerification: configuration.mail.email.verification)
         self.accounts = accounts
         let authenticator = Authenticator(
             accounts: accounts, adminAllowed: configuration.adminAllowed,
@@ -102,6 +103,9 @@ public final class Application: Sendable {
         PasswordResetRoutes(
             service: Self.makePasswordReset(configuration, storage: storage, dispatcher: mailDispatcher)
         ).register(in: routes)
+        let emailAddresses = Self.makeEmailAddresses(
+            configuration, storage: storage, accounts: accounts, dispatcher: mailDispatcher)
+        EmailAddressRoutes(service: emailAddresses, authenticator: authenticator).register(in: routes)
         let scriptServices = ScriptServices(
             push: ScriptPush(service: push, definitions: definitions),
             mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher),
@@ -124,7 +128,10 @@ public final class Application: Sendable {
         blobCollector = BlobCollector(storage: blobStorage, references: storage.objectStore, io: blobIO)
         let blobs = BlobService(objects: objects, storage: blobStorage, io: blobIO)
         ObjectRoutes(service: objects, blobs: BlobRoutes(service: blobs)).register(in: routes)
-        AccountRoutes(accounts: accounts, authenticator: authenticator).register(in: routes)
+        AccountRoutes(
+            accounts: accounts, authenticator: authenticator,
+            registered: EmailAddressRoutes.registrationMail(emailAddresses, logger: logger)
+        ).register(in: routes)
         RefreshRoutes(accounts: accounts).register(in: routes)
         // Always there (it starts on the first sign-in): a definition applied later, or read from
         // the shared database, may name a provider.
@@ -154,7 +161,7 @@ public final class Application: Sendable {
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
-            push: pushDispatcher?.metrics,
+            push: pushDispatcher?.metrics, mail: mailDispatcher?.metrics,
             authenticator: authenticator, metricsAllowed: configuration.metricsAllowed
         ).register(in: routes)
         // Last: it describes the routes declared before it.

@@ -13,6 +13,8 @@ public struct MailOptions: Sendable {
     public var from: String?
     public var dispatch = MailDispatchOptions()
     public var reset = PasswordResetOptions()
+    /// E-mail verification and change (`--email-verification`, `--email-*-url`).
+    public var email = EmailAddressOptions()
     public var smtp = SMTPSettings()
     /// Messages scripts may queue per hour on this server (`--script-mails-per-hour`).
     public var scriptMailsPerHour = ScriptMail.defaultHourlyLimit

@@ -15,13 +15,17 @@ struct SystemRoutes: Sendable {
     let scripts: ScriptMetrics
     let asyncHandlers: AsyncHandlerMetrics
     let push: PushMetrics?
+    let mail: MailMetrics?
     let authenticator: Authenticator
     let metricsAllowed: TrustedProxies
 
     func register(in routes: APIRoutes) {
         routes.open.on(.get, "/health") { _, _ in Response.json(200, Array("{\"status\":\"ok\"}".utf8)) }
         routes.open.on(.get, "/metrics") {
-            [metrics, storage, blobStorage, feed, scripts, asyncHandlers, push, authenticator, metricsAllowed]
+            [
+                metrics, storage, blobStorage, feed, scripts, asyncHandlers, push, mail, authenticator,
+                metricsAllowed
+            ]
             request, _ in
             if !metricsAllowed.contains(request.remoteAddress) {
                 guard try await authenticator.principal(for: request)?.isAdmin == true else {
@@ -43,7 +47,12 @@ struct SystemRoutes: Sendable {
             let scriptLines = scripts.prometheusLines
             if !scriptLines.isEmpty { text += scriptLines.joined(separator: "\n") + "\n" }
             text += asyncHandlers.render()
+            // Outbox depths read now, not at the last round: another instance may hold the
+            // lease, or nothing may have run since the last write (a failed read keeps the last).
+            if let push, let depth = try? await storage.pushStore.queueDepth() { push.setQueueDepth(depth) }
             text += push?.render() ?? ""
+            if let mail, let depth = try? await storage.mailStore.queueDepth() { mail.setQueueDepth(depth) }
+            text += mail?.render() ?? ""
             return Response(status: 200, headers: headers, body: Array(text.utf8))
         }
     }

@@ -7,8 +7,14 @@ public struct AccountRecord: Sendable, Equatable {
     public var emailKey: String?
     /// An Argon2id hash in libsodium's string format.
     public var passwordHash: String
+    /// When the address was verified (milliseconds); nil while it is not.
+    public var emailVerifiedAt: Int64?
 
-    public init(userGuid: String, userNameKey: String, emailKey: String?, passwordHash: String) {
+    public init(
+        userGuid: String, userNameKey: String, emailKey: String?, passwordHash: String,
+        emailVerifiedAt: Int64? = nil
+    ) {
+        self.emailVerifiedAt = emailVerifiedAt
         self.userGuid = userGuid
         self.userNameKey = userNameKey
         self.emailKey = emailKey

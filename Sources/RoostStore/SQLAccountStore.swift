@@ -13,13 +13,15 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         self.collections = collections
     }
 
-    private static var accountColumns: String { "user_guid, user_name_key, email_key, password_hash" }
+    private static var accountColumns: String {
+        "user_guid, user_name_key, email_key, password_hash, email_verified_at"
+    }
     private static var tokenColumns: String { TokenSQL.columns }
 
     private static func account(_ row: Connection.ResultRow) -> AccountRecord {
         AccountRecord(
             userGuid: row.text(0) ?? "", userNameKey: row.text(1) ?? "", emailKey: row.text(2),
-            passwordHash: row.text(3) ?? "")
+            passwordHash: row.text(3) ?? "", emailVerifiedAt: row.isNull(4) ? nil : row.integer(4))
     }
 
     private static func token(_ row: Connection.ResultRow) -> TokenRecord { TokenSQL.record(row) }
@@ -46,8 +48,9 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
         do {
             try connection.run(
                 """
-                INSERT INTO accounts (user_guid, user_name_key, email_key, password_hash)
-                VALUES (\(account.userGuid), \(account.userNameKey), \(account.emailKey), \(account.passwordHash))
+                INSERT INTO accounts (user_guid, user_name_key, email_key, password_hash, email_verified_at)
+                VALUES (\(account.userGuid), \(account.userNameKey), \(account.emailKey), \(account.passwordHash),
+                \(account.emailVerifiedAt))
                 """)
         } catch let violated where Connection.isUniqueViolation(violated) {
             // Another instance registered the name or email since the check above (with

@@ -62,6 +62,8 @@ public protocol Storage: Sendable {
     var pushStore: any PushStore { get }
     /// The mail outbox and the password-reset tokens.
     var mailStore: any MailStore { get }
+    /// E-mail verification and change tokens, beside the accounts.
+    var emailTokens: any EmailTokenStore { get }
     /// Refresh tokens, beside the sessions they belong to.
     var refreshStore: any RefreshStore { get }
     /// Sign-in identities (Apple, Google) and the identity tokens' used nonces.

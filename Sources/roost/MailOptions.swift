@@ -70,12 +70,43 @@ extension ServeOption {
             else { throw UsageError(message: "--password-reset-url takes an http(s) URL, not '\($1)'") }
             $0.mail.reset.resetURL = $1
         },
+        ServeOption(
+            flag: "--email-verification", variable: "ROOST_EMAIL_VERIFICATION", valueName: "MODE",
+            help:
+                "'off' (default), 'optional' (mail a link at registration) or 'required' (no session before it is opened)"
+        ) {
+            guard let mode = EmailVerificationMode(rawValue: $1) else {
+                throw UsageError(
+                    message: "--email-verification takes 'off', 'optional' or 'required', not '\($1)'")
+            }
+            $0.mail.email.verification = mode
+        },
+        ServeOption(
+            flag: "--email-verification-url", variable: "ROOST_EMAIL_VERIFICATION_URL", valueName: "URL",
+            help: "the page a verification mail links to, given ?token=…; without it the mail holds a code"
+        ) { $0.mail.email.verificationURL = try linkBase("--email-verification-url", $1) },
+        ServeOption(
+            flag: "--email-change-url", variable: "ROOST_EMAIL_CHANGE_URL", valueName: "URL",
+            help: "the page an address-change mail links to, given ?token=…; without it the mail holds a code"
+        ) { $0.mail.email.changeURL = try linkBase("--email-change-url", $1) },
     ]
+
+    /// A link base: an http(s) URL without spaces or control characters.
+    static func linkBase(_ flag: String, _ value: String) throws -> String {
+        guard value.hasPrefix("https://") || value.hasPrefix("http://"),
+            !value.unicodeScalars.contains(where: { $0.value < 33 })
+        else { throw UsageError(message: "\(flag) takes an http(s) URL, not '\(value)'") }
+        return value
+    }
 
     /// The mail options that only make sense together.
     static func checkMail(_ configuration: ServerConfiguration) throws {
         let smtp = configuration.mail.smtp
         guard smtp.url != nil else {
+            if configuration.mail.email.verification == .required {
+                throw UsageError(
+                    message: "--email-verification required needs --smtp-url: nobody could log in")
+            }
             if smtp.username != nil || smtp.passwordFile != nil || configuration.mail.from != nil {
                 throw UsageError(message: "--smtp-user, --smtp-password-file and --mail-from need --smtp-url")
             }

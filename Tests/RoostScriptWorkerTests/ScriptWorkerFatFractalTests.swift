@@ -115,6 +115,31 @@ struct ScriptWorkerFatFractalTests {
         #expect(worker.finish() == 0)
     }
 
+    @Test(
+        "require('fs') and require('io') load (gkc's PasswordReset and DataImport require them); a call throws 501"
+    )
+    func fileModulesLoadAndRefuseCalls() throws {
+        let worker = WorkerHarness()
+        try worker.load([:])
+        try worker.server.send(
+            snippet(
+                id: 45,
+                """
+                var fs = require('fs'); var io = require('io');
+                var caught;
+                try { fs.readFileSync('/etc/passwd'); } catch (e) { caught = [e instanceof Error, e.message, e.statusCode, e.code]; }
+                var other;
+                try { io.File('x'); } catch (e) { other = e.message; }
+                [typeof fs, caught, other]
+                """))
+        #expect(
+            try worker.receive()
+                == json(
+                    #"{"t":"done","id":45,"value":["object",[true,"require('fs').readFileSync is not available on Roost: scripts have no file system; store files as blobs",501,"script_call_unavailable"],"require('io').File is not available on Roost: scripts have no file system; store files as blobs"],"response":null,"eventData":null}"#
+                ))
+        #expect(worker.finish() == 0)
+    }
+
     @Test("an extension's getHttpRequestData is its request without the body")
     func httpRequestData() throws {
         let worker = WorkerHarness()

@@ -23,6 +23,12 @@ struct MailProcessTests {
                 "--smtp-starttls takes 'required', 'optional' or 'off', not 'maybe'"
             ),
             (["--password-reset-url", "javascript:x"], "--password-reset-url takes an http(s) URL"),
+            (["--email-change-url", "javascript:x"], "--email-change-url takes an http(s) URL"),
+            (
+                ["--email-verification", "sometimes"],
+                "--email-verification takes 'off', 'optional' or 'required', not 'sometimes'"
+            ),
+            (["--email-verification", "required"], "--email-verification required needs --smtp-url"),
         ])
     func usageErrors(_ arguments: [String], _ message: String) async throws {
         let result = try await runRoost(

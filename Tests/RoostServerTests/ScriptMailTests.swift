@@ -201,4 +201,28 @@ struct ScriptMailTests {
         #expect(result["statusCode"] as? Int == 501)
         #expect(result["code"] as? String == "not_configured")
     }
+
+    @Test("mail's counters and the outbox depth are on /metrics, the depth read at the scrape")
+    func mailMetrics() async throws {
+        let smtp = try await FakeSMTP.start()
+        let world = try await Self.world(smtp)
+        defer {
+            Task {
+                await world.server.stop(); await smtp.stop()
+            }
+        }
+        let sent = try await world.client.send("POST", "/ff/ext/many?count=2")
+        #expect((sent.json["result"] as? [String: Any])?["sent"] as? Int == 2, "\(sent.text)")
+        _ = try await MailWorld.messages(smtp, count: 2)
+        #expect(await eventually { world.dispatcher?.metrics.sentCount == 2 })
+        let metrics = try await world.client.send("GET", "/metrics").text
+        #expect(metrics.contains("\nroost_mail_sent_total 2\n"), "\(metrics)")
+        #expect(metrics.contains("\nroost_mail_failed_total 0\n"))
+        #expect(metrics.contains("\nroost_mail_queue_depth 0\n"))
+        // The server gone: the next message waits in the outbox, and the scrape says so.
+        await smtp.stop()
+        _ = try await world.client.send("POST", "/ff/ext/many?count=1")
+        let waiting = try await world.client.send("GET", "/metrics").text
+        #expect(waiting.contains("\nroost_mail_queue_depth 1\n"), "\(waiting)")
+    }
 }

@@ -57,6 +57,7 @@ struct StoreTests {
                 "27 who deleted an object, in its change", "28 failed script runs keep who deleted",
                 "29 object references", "30 push devices and outbox", "31 refresh tokens",
                 "32 mail outbox and password resets", "33 sign-in identities",
+                "34 e-mail verification and change",
             ])
         let mode = try reopened.database.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
         #expect(mode == "wal")

@@ -20,6 +20,9 @@ public struct RoostUser: RoostModel, Equatable {
     public var userName: String
     /// The user's email, shown only to the user and admins.
     public var email: String?
+    /// Whether the address is verified; nil when the server says nothing (verification off and
+    /// the address never verified).
+    public var emailVerified: Bool?
     /// Profile field.
     public var firstName: String?
     /// Profile field.
@@ -28,8 +31,9 @@ public struct RoostUser: RoostModel, Equatable {
     /// A user value, as the server describes one.
     public init(
         guid: String, userName: String, email: String? = nil, firstName: String? = nil,
-        lastName: String? = nil
+        lastName: String? = nil, emailVerified: Bool? = nil
     ) {
+        self.emailVerified = emailVerified
         self.guid = guid
         self.userName = userName
         self.email = email
@@ -41,6 +45,7 @@ public struct RoostUser: RoostModel, Equatable {
 extension Roost {
     private struct AuthAnswer: Decodable {
         let user: RoostUser
+        let emailVerificationRequired: Bool?
     }
 
     private struct SessionAnswer: Decodable {
@@ -101,7 +106,16 @@ extension Roost {
         let sentAt = configuration.now()
         let response = try await transport.send(request)
         guard response.status < 300 else { throw RoostError.from(response) }
-        let user = try Wire.decode(AuthAnswer.self, from: response.body).user
+        let answer = try Wire.decode(AuthAnswer.self, from: response.body)
+        let user = answer.user
+        // `--email-verification required`: the account exists, its session waits for the address.
+        if answer.emailVerificationRequired == true {
+            throw RoostError(
+                status: response.status, code: .emailNotVerified,
+                message:
+                    "The account is created; open the link mailed to its address (confirmEmailVerification(token:)), then log in."
+            )
+        }
         try adopt(try Wire.decode(IssuedTokens.self, from: response.body), user: user, sentAt: sentAt)
         return user
     }

@@ -69,7 +69,7 @@ public struct AccountService: Sendable {
     /// Body fields that configure the login and are not stored on the user.
     static let loginFields = ["password", "deviceId", "deviceType", "manufacturerId", "refresh"]
     /// User fields only the server (later: admins) may set.
-    static let reservedUserFields = ["active", "admin"]
+    static let reservedUserFields = ["active", "admin", "emailVerified"]
     static let renewalInterval: Int64 = 60 * 60 * 1000
     /// The device id of logins that name none.
     static let unnamedDevice = "default"
@@ -94,6 +94,8 @@ public struct AccountService: Sendable {
     let configuredRefreshMode: RefreshMode
     /// Milliseconds an access token of a session that refreshes lives.
     let configuredAccessTokenLifetime: Int64
+    /// `required`: an unverified address gets no session (``EmailVerificationMode``).
+    let configuredEmailVerification: EmailVerificationMode
 
     public init(
         objects: any ObjectStore, accounts: any AccountStore, hasher: PasswordHasher = .standard,
@@ -101,8 +103,10 @@ public struct AccountService: Sendable {
         guids: any GuidGenerator, throttle: LoginThrottle, policy: SessionPolicy = .perDevice,
         tokenLifetime: Int64 = 30 * 24 * 60 * 60 * 1000, decoyHash: String,
         definitions: AppDefinitionSource = AppDefinitionSource(), refreshTokens: (any RefreshStore)? = nil,
-        refreshMode: RefreshMode = .off, accessTokenLifetime: Int64 = 15 * 60 * 1000
+        refreshMode: RefreshMode = .off, accessTokenLifetime: Int64 = 15 * 60 * 1000,
+        emailVerification: EmailVerificationMode = .off
     ) {
+        self.configuredEmailVerification = emailVerification
         self.refreshTokens = refreshTokens
         self.configuredRefreshMode = refreshMode
         self.configuredAccessTokenLifetime = accessTokenLifetime
@@ -121,6 +125,11 @@ public struct AccountService: Sendable {
     /// The session policy in force: the app definition's, else the configured one.
     var policy: SessionPolicy { definitions.definition.settings.sessionPolicy ?? configuredPolicy }
 
+    /// The e-mail verification in force: the app definition's, else the configured one.
+    var emailVerification: EmailVerificationMode {
+        definitions.definition.settings.emailVerification ?? configuredEmailVerification
+    }
+
     /// Milliseconds a token lives without use.
     func tokenLifetime() -> Int64 {
         definitions.definition.settings.tokenLifetime.map { Int64($0) * 1000 } ?? configuredTokenLifetime
@@ -128,10 +137,12 @@ public struct AccountService: Sendable {
 
     /// Creates a user and logs them in. `client` is whom the per-address registration throttle
     /// counts the attempt against (the HTTP layer gives an IPv6 address's /64); nil counts none.
+    /// Under `required` e-mail verification the body must hold an email, and no session is
+    /// issued (nil token) until the address is verified.
     public func register(
         _ body: JSONObject, device: DeviceInfo, address: String? = nil, client: String? = nil,
         refresh: Bool = false
-    ) async throws -> (user: StoredObject, token: IssuedToken) {
+    ) async throws -> (user: StoredObject, token: IssuedToken?) {
         guard definitions.definition.settings.registration == .open else {
             throw RoostError(
                 status: 403, code: .registrationClosed,
@@ -140,7 +151,13 @@ public struct AccountService: Sendable {
         if let client, let wait = try await throttle.admitRegistration(client: client) {
             throw RoostError.tooManyRegistrations(retryAfter: wait)
         }
+        if emailVerification == .required, body["email"] == nil || body["email"] == .null,
+            body["userName"]?.stringValue?.contains("@") != true
+        {
+            throw RoostError.missingField("email")
+        }
         let user = try await createAccount(from: body, reservedFields: [:])
+        if emailVerification == .required { return (user, nil) }
         return (
             user, try await issueToken(for: user.guid, device: device, address: address, refresh: refresh)
         )
@@ -174,6 +191,8 @@ public struct AccountService: Sendable {
         fields["userName"] = .string(userName)
         if let email { fields["email"] = .string(email) }
         fields["active"] = .bool(true)
+        // The operator vouches for the addresses of the accounts it makes.
+        if email != nil, emailVerification != .off { fields["emailVerified"] = .bool(byOperator) }
         for (field, value) in reservedFields { fields[field] = value }
 
         let guid = guids.makeGuid()
@@ -184,7 +203,8 @@ public struct AccountService: Sendable {
             updatedAt: now, version: 1)
         let account = AccountRecord(
             userGuid: guid, userNameKey: userName.lowercased(), emailKey: email?.lowercased(),
-            passwordHash: try await hasher.hash(password))
+            passwordHash: try await hasher.hash(password),
+            emailVerifiedAt: byOperator && email != nil ? now : nil)
         do {
             try await accounts.createAccount(account, user: user)
         } catch AccountConflict.userName {
@@ -232,6 +252,10 @@ public struct AccountService: Sendable {
             throw RoostError.invalidCredentials
         }
         await throttle.recordSuccess(account: throttleKey)
+        // Told only to whoever knows the password: no one learns from it who has an account.
+        if emailVerification == .required, account.emailKey != nil, account.emailVerifiedAt == nil {
+            throw RoostError.emailNotVerified
+        }
         if hasher.needsRehash(account.passwordHash) {
             try await accounts.updatePasswordHash(
                 userGuid: account.userGuid, hash: try await hasher.hash(password), revoking: .none)
@@ -311,18 +335,24 @@ public struct AccountService: Sendable {
         guard let account = try await accounts.account(userGuid: principal.userGuid) else {
             throw RoostError.invalidToken
         }
-        let throttleKey = "user:" + account.userGuid
-        if let wait = try await throttle.retryAfter(account: throttleKey, address: client) {
-            throw RoostError.tooManyAttempts(retryAfter: wait)
-        }
-        guard try await hasher.verify(String(current.prefix(1024)), against: account.passwordHash) else {
-            try await throttle.recordFailure(account: throttleKey, address: client)
-            throw RoostError.invalidCredentials
-        }
+        try await checkPassword(current, of: account, client: client)
         try Self.validate(password: new, userName: account.userNameKey)
         try await accounts.updatePasswordHash(
             userGuid: principal.userGuid, hash: try await hasher.hash(new),
             revoking: .allExcept(tokenId: principal.tokenId))
+    }
+
+    /// Checks a logged-in user's password; wrong ones count against the account's login
+    /// throttle, so a stolen token is no way around it.
+    func checkPassword(_ password: String, of account: AccountRecord, client: String) async throws {
+        let throttleKey = "user:" + account.userGuid
+        if let wait = try await throttle.retryAfter(account: throttleKey, address: client) {
+            throw RoostError.tooManyAttempts(retryAfter: wait)
+        }
+        guard try await hasher.verify(String(password.prefix(1024)), against: account.passwordHash) else {
+            try await throttle.recordFailure(account: throttleKey, address: client)
+            throw RoostError.invalidCredentials
+        }
     }
 
     func issueToken(for userGuid: String, device: DeviceInfo, address: String?, refresh: Bool = false)

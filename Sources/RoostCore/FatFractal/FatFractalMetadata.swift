@@ -10,7 +10,8 @@ public enum FatFractalMetadata {
     static func settings(_ settings: AppDefinition.Settings) -> JSONObject {
         func flag(_ value: Bool) -> JSONValue { .string(value ? "true" : "false") }
         return JSONObject(uniqueMembers: [
-            ("ActivateUsersOnReg", flag(true)),
+            // Users log in on registration unless the definition requires a verified address.
+            ("ActivateUsersOnReg", flag(settings.emailVerification != .required)),
             ("AllowAutoRegistration", flag(settings.allowAutoRegistration)),
             ("AllowNewCollections", flag(settings.allowNewCollections)),
             ("AllowNewMembers", flag(true)),

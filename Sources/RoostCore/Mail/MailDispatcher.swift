@@ -46,6 +46,9 @@ public final class MailMetrics: Sendable {
     public var sentCount: Int { sent.load(ordering: .relaxed) }
     public var retriedCount: Int { retried.load(ordering: .relaxed) }
     public var failedCount: Int { failed.load(ordering: .relaxed) }
+    public var queueDepthCount: Int { queueDepth.load(ordering: .relaxed) }
+
+    public func setQueueDepth(_ value: Int) { queueDepth.store(value, ordering: .relaxed) }
 
     /// Prometheus text lines.
     public func render() -> String {
@@ -143,26 +146,27 @@ public final class MailDispatcher: Sendable {
         let outcome: MailRecordedOutcome
         switch await sender.send(from: from, to: delivery.recipient, message: delivery.message) {
         case .delivered:
-            metrics.sent.add(1, ordering: .relaxed)
             outcome = .delivered
         case .rejected(let reason):
-            metrics.failed.add(1, ordering: .relaxed)
             // The reason is the server's answer; the message's text (a link) is never logged.
             logger("mail \(delivery.id) (\(delivery.kind)) was refused: \(reason)")
             outcome = .rejected(reason: reason)
         case .retry(let reason):
             let next = options.nextAttempt(after: delivery.attempts, now: clock.nowMilliseconds())
             if next == nil {
-                metrics.failed.add(1, ordering: .relaxed)
                 logger(
                     "mail \(delivery.id) (\(delivery.kind)) given up after \(delivery.attempts) sends: \(reason)"
                 )
-            } else {
-                metrics.retried.add(1, ordering: .relaxed)
             }
             outcome = .retry(nextAttempt: next, reason: reason)
         }
         try await store.record(outcome, id: delivery.id, instance: instance, now: clock.nowMilliseconds())
+        // Counted once recorded: a scrape that sees it sent sees the outbox without it.
+        switch outcome {
+        case .delivered: metrics.sent.add(1, ordering: .relaxed)
+        case .rejected, .retry(nil, _): metrics.failed.add(1, ordering: .relaxed)
+        case .retry: metrics.retried.add(1, ordering: .relaxed)
+        }
     }
 
     private func pruneHourly() async throws {

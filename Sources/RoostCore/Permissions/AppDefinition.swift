@@ -76,6 +76,8 @@ public struct AppDefinition: Sendable {
         public var refreshTokens: RefreshMode?
         /// Seconds an access token of a session that refreshes lives.
         public var accessTokenLifetime: Int?
+        /// Whether registration verifies the address (``EmailVerificationMode``).
+        public var emailVerification: EmailVerificationMode?
         /// Whether objects may be created in collections the definition does not name.
         public var allowNewCollections = true
         public var registration = Registration.open
@@ -202,7 +204,8 @@ public struct AppDefinition: Sendable {
     static let ownerRuleText = "createdBy eq @user.guid"
 
     /// Users: logged-in users see profiles, only the user (or an admin) changes theirs, and only
-    /// the user sees their email. Accounts are created by registration, never through resources.
+    /// the user sees their email and whether it is verified. Accounts are created by registration,
+    /// never through resources.
     static let builtInUsers: CollectionPolicy = {
         var policy = CollectionPolicy()
         let itself = RuleExpression.comparison(.field(FieldPath("guid")!), .eq, .variable(.userGuid))
@@ -210,7 +213,7 @@ public struct AppDefinition: Sendable {
         policy.set(.create, .constant(false), text: "none")
         policy.set(.update, itself, text: "guid eq @user.guid")
         policy.set(.delete, .constant(false), text: "none")
-        policy.ownerOnlyFields = ["email"]
+        policy.ownerOnlyFields = ["email", "emailVerified"]
         return policy
     }()
 

@@ -215,7 +215,7 @@ extension AppDefinition {
             [
                 "sessionPolicy", "tokenLifetime", "allowNewCollections", "registration",
                 "allowAutoRegistration", "pushInactive", "refreshTokens", "accessTokenLifetime",
-                "signIn",
+                "signIn", "emailVerification",
             ],
             in: object,
             at: "settings.")
@@ -247,6 +247,12 @@ extension AppDefinition {
             settings.accessTokenLifetime = Int(seconds)
         }
         if let signIn = object["signIn"] { settings.signIn = try parseSignIn(signIn) }
+        if let mode = object["emailVerification"] {
+            guard let text = mode.stringValue, let parsed = EmailVerificationMode(rawValue: text) else {
+                throw .at("settings.emailVerification", "'off', 'optional' or 'required'")
+            }
+            settings.emailVerification = parsed
+        }
         if let inactive = object["pushInactive"] {
             guard case .bool(let flag) = inactive else { throw .at("settings.pushInactive", "true or false") }
             settings.pushInactive = flag

@@ -3,7 +3,7 @@ import RoostJSON
 /// What may change on an `FFUser` through the resource API.
 enum UserFields {
     /// Fields kept unique by the accounts table; they change through the account endpoints.
-    static let accountFields = ["userName", "email"]
+    static let accountFields = ["userName", "email", "emailVerified"]
     /// Fields only administrators set.
     static let adminFields = ["active", "admin"]
 

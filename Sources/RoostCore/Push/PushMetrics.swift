@@ -23,7 +23,7 @@ public final class PushMetrics: Sendable {
     func countInvalidated() { counts.withLock { $0.invalidated += 1 } }
     func countRetried() { counts.withLock { $0.retried += 1 } }
     func countUncertain() { counts.withLock { $0.uncertain += 1 } }
-    func setQueueDepth(_ value: Int) { depth.store(value, ordering: .relaxed) }
+    public func setQueueDepth(_ value: Int) { depth.store(value, ordering: .relaxed) }
 
     /// The lines in Prometheus' text format, each ending in a newline.
     public func render() -> String {

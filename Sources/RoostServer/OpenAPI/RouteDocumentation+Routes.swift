@@ -4,7 +4,7 @@ extension RouteDocumentation {
     static let byRoute: [String: RouteDocumentation] = coreRoutes.merging(mailRoutes) { core, _ in core }
         .merging(metadataRoutes) { core, _ in core }
         .merging(refreshRoutes) { core, _ in core }.merging(signInRoutes) { core, _ in core }
-        .merging(adminRoutes) { core, _ in core }
+        .merging(adminRoutes) { core, _ in core }.merging(emailRoutes) { core, _ in core }
 
     static let coreRoutes: [String: RouteDocumentation] = [
         "GET /health": RouteDocumentation(
@@ -19,9 +19,16 @@ extension RouteDocumentation {
             responses: [(200, "OpenAPI 3.1.", .schema("OpenAPI"))]),
 
         "POST /ff/register": RouteDocumentation(
-            tag: "accounts", summary: "Create an account and log it in", access: .open,
-            requestBody: .schema("Registration"),
-            responses: [(201, "The new user and a session token.", .schema("Session"))]),
+            tag: "accounts",
+            summary:
+                "Create an account and log it in; under --email-verification required, no session until the address is verified",
+            access: .open, requestBody: .schema("Registration"),
+            responses: [
+                (
+                    201, "The new user and a session token, or the user awaiting verification.",
+                    .schema("Registered")
+                )
+            ]),
         "POST /ff/login": RouteDocumentation(
             tag: "accounts", summary: "Log in with a user name or e-mail and password", access: .open,
             requestBody: .schema("Credentials"),

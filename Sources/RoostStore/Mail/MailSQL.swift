@@ -174,6 +174,7 @@ struct MailSQL: Sendable {
             DELETE FROM mail_outbox WHERE state IN ('delivered', 'failed', 'rejected') AND updated_at < \(cutoff)
             """)
         try connection.run("DELETE FROM password_resets WHERE expires_at < \(cutoff)")
+        try connection.run("DELETE FROM email_tokens WHERE expires_at < \(cutoff)")
     }
 
     func statuses(_ connection: some SQLRunning, limit: Int) throws -> [MailStatus] {
