@@ -41,7 +41,8 @@ public struct FFDLImport: Sendable {
         var statement = ""
         var first = 0
         // "\r\n" is one Character: FatFractal's pages send it (gettingstarted's settings).
-        let rows = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        let rows = text.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         for (index, raw) in rows.enumerated() {
             let line = String(raw).trimmed(of: " \t\r")
             if statement.isEmpty {
