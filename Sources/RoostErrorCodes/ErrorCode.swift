@@ -32,6 +32,8 @@ extension ErrorCode {
     public static let dialectHeaderRequired: ErrorCode = "dialect_header_required"
     public static let emailNotVerified: ErrorCode = "email_not_verified"
     public static let expectationFailed: ErrorCode = "expectation_failed"
+    public static let ffdlInvalid: ErrorCode = "ffdl_invalid"
+    public static let ffdlUnsupported: ErrorCode = "ffdl_unsupported"
     public static let forbidden: ErrorCode = "forbidden"
     public static let grabBagQueryUnsupported: ErrorCode = "grab_bag_query_unsupported"
     public static let groupGuidNotAllowed: ErrorCode = "group_guid_not_allowed"

@@ -50,7 +50,8 @@ let scriptPrelude = #"""
     ['getObjFromUrl', 'getObjFromUri', 'getArrayFromUrl', 'getArrayFromUri', 'createObjAtUrl',
      'createObjAtUri', 'updateObj', 'deleteObj', 'getAllGuids', 'registerUser', 'resetPassword',
      'sendPushNotifications', 'sendEmail', 'deleteObjAtUrl', 'deleteObjAtUri', 'getGuids',
-     'getResultCountForQuery', 'deleteAllForQuery', 'sendIOSPush', 'sendSMTPEmail'
+     'getResultCountForQuery', 'deleteAllForQuery', 'sendIOSPush', 'sendSMTPEmail', 'getAppMetaData',
+     'executeFFDL'
     ].forEach(function (method) { ff[method] = forwarded(method); });
     function invocation() {
         if (current === null) throw new Error('no script invocation is running');

@@ -144,7 +144,7 @@ let fatFractalHelpers = #"""
 
     ['getCursorForQuery', 'grabBagGetAll', 'grabBagCountObjects',
      'grabBagGetAllForQuery', 'grabBagAdd', 'grabBagRemove', 'setPermissionOnObject',
-     'setDefaultPermissionOnObject', 'getPermission', 'getBlob', 'saveBlob', 'getAppMetaData',
-     'executeFFDL', 'getFfdlSetting', 'filterObjectsWithFFRQL', 'executeSQL', 'executeDepthQuery',
+     'setDefaultPermissionOnObject', 'getPermission', 'getBlob', 'saveBlob',
+     'getFfdlSetting', 'filterObjectsWithFFRQL', 'executeSQL', 'executeDepthQuery',
      'xml2json'].forEach(function (name) { ff[name] = unavailable(name); });
     """#

@@ -51,6 +51,7 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
     /// `ff.getActiveUser().guid == "anonymous"`).
     public static func activeUser(_ caller: Principal?, accounts: AccountService) async throws -> JSONValue {
         guard let caller else { return Self.anonymousUser }
+        if caller == .system { return Self.systemUser }
         let user = try await accounts.user(caller)
         guard case .object(let document) = try JSONParser.parse(user.document) else { return .null }
         return FatFractalWire.wireObject(document) { _, _, _ in true }
@@ -172,6 +173,8 @@ public struct FatFractalScriptAPI: ScriptCallHandling {
             return try await resetPassword(call)
         case "sendPushNotifications", "sendIOSPush":
             return try await sendPush(call)
+        case "getAppMetaData", "executeFFDL":
+            return try await metadataCall(call)
         case "sendEmail", "sendSMTPEmail":
             return try await sendMail(call)
         default:

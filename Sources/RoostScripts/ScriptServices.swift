@@ -9,10 +9,16 @@ public struct ScriptServices: Sendable {
     public var push: ScriptPush?
     /// `sendEmail`, `sendSMTPEmail`.
     public var mail: ScriptMail?
+    /// `executeFFDL`: where a change to the app definition is put in force.
+    public var definitionChanges: (any AppDefinitionChanging)?
 
-    public init(push: ScriptPush? = nil, mail: ScriptMail? = nil) {
+    public init(
+        push: ScriptPush? = nil, mail: ScriptMail? = nil,
+        definitionChanges: (any AppDefinitionChanging)? = nil
+    ) {
         self.push = push
         self.mail = mail
+        self.definitionChanges = definitionChanges
     }
 }
 

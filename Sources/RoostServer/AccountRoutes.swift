@@ -192,15 +192,13 @@ struct AccountRoutes: Sendable {
         if let authorization = request.headers["Authorization"],
             authorization.lowercased().hasPrefix("basic ")
         {
-            guard
-                let decoded = Data(
-                    base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-                let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
-            else { throw RoostError.invalidCredentials }
+            guard let (userName, password) = Authenticator.basicCredentials(in: request) else {
+                throw RoostError.invalidCredentials
+            }
             let device =
                 request.body.isEmpty
                 ? DeviceInfo() : try device(in: (try? ObjectRoutes.bodyObject(request)) ?? JSONObject())
-            return (String(text[..<colon]), String(text[text.index(after: colon)...]), device)
+            return (userName, password, device)
         }
         var body = try ObjectRoutes.bodyObject(request)
         if let credential = body["credential"]?.objectValue {

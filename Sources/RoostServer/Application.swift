@@ -20,7 +20,7 @@ public final class Application: Sendable {
     private let blobStorage: any BlobStorage
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// With a shared database, the app definition stored there.
-    private let sharedDefinitions: SharedDefinitionFollower?
+    let sharedDefinitions: SharedDefinitionFollower?
     /// The realtime change feed behind `GET /ff/events`.
     public let changeFeed: ChangeFeed
     /// The app definition in force.
@@ -76,7 +76,10 @@ public final class Application: Sendable {
             accessTokenLifetime: Int64(configuration.accessTokenLifetime) * 1000,
             emailVerification: configuration.mail.email.verification)
         self.accounts = accounts
-        let authenticator = Authenticator(accounts: accounts, adminAllowed: configuration.adminAllowed)
+        let authenticator = Authenticator(
+            accounts: accounts, adminAllowed: configuration.adminAllowed,
+            system: try SystemLogin(password: configuration.systemPassword, accounts: accounts))
+        let definitionChanges = DefinitionChanges(definitions: definitions, logger: logger)
         let requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         let boundary = ErrorBoundary(logger: logger, requestIDs: requestIDs)
         let table = RouteTable(Router(errorResponse: boundary.response))
@@ -105,7 +108,8 @@ public final class Application: Sendable {
         EmailAddressRoutes(service: emailAddresses, authenticator: authenticator).register(in: routes)
         let scriptServices = ScriptServices(
             push: ScriptPush(service: push, definitions: definitions),
-            mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher))
+            mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher),
+            definitionChanges: definitionChanges)
         let scriptRuntime = Self.makeScriptRuntime(configuration, logger: logger)
         self.scriptRuntime = scriptRuntime
         let handlerRunner = Self.scriptHandlerRunner(
@@ -153,6 +157,7 @@ public final class Application: Sendable {
             configuration, runtime: scriptRuntime, objects: objects.withoutHooks(), accounts: accounts,
             definitions: definitions, services: scriptServices, logger: logger
         ).register(in: routes)
+        MetadataRoutes(definitions: definitions, changes: definitionChanges).register(in: routes)
         SystemRoutes(
             metrics: metrics, storage: storage, blobStorage: blobStorage, feed: changeFeed,
             scripts: scriptRuntime.metrics, asyncHandlers: asyncHandlers.metrics,
@@ -227,6 +232,7 @@ public final class Application: Sendable {
                 responder: HTTPSRedirect(
                     httpsPort: { server.port }, errorBody: boundary.protocolResponse))
         }
+        definitionChanges.connect { [weak self] change in try await self?.apply(change) }
     }
 
     private static func loadTLS(_ configuration: ServerConfiguration) throws -> TLSContext? {
@@ -301,7 +307,7 @@ public final class Application: Sendable {
     }
 
     /// What a definition needs before it is in force: its indexes and its groups.
-    private func install(_ definition: AppDefinition) async throws {
+    func install(_ definition: AppDefinition) async throws {
         // First: a script that does not compile leaves everything as it was.
         try await scriptRuntime.load(definition.scripts.modules)
         try await createIndexes(of: definition)

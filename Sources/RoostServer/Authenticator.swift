@@ -1,18 +1,33 @@
+import Foundation
 import RoostCore
 import RoostHTTP
 import RoostStore
 
-/// Finds who a request comes from: a token in `Authorization: Bearer` or `X-Token`.
+/// Finds who a request comes from: a token in `Authorization: Bearer` or `X-Token`, or FatFractal's
+/// system user's password as `Authorization: Basic` for `system`.
 /// An administrator's token from outside `--admin-allow` is an ordinary user's token: a stolen
 /// one cannot promote users or read everything through `/ff/resources` from anywhere.
 struct Authenticator: Sendable {
     let accounts: AccountService
     /// `--admin-allow`; nil: administrators are administrators from any address.
     var adminAllowed: TrustedProxies? = nil
+    /// The system user's login; nil (in tests that build routes alone) refuses Basic as before.
+    var system: SystemLogin? = nil
 
     /// The principal, nil for a request without credentials; a bad token throws `invalid_token`
     /// rather than quietly treating the request as anonymous.
     func principal(for request: Request) async throws -> Principal? {
+        if let system, let (userName, password) = Self.basicCredentials(in: request),
+            userName == SystemLogin.userName
+        {
+            // The system is nothing but an administrator: outside `--admin-allow` it is refused
+            // before its password is even checked, so it cannot be guessed from there.
+            if let adminAllowed, !adminAllowed.contains(request.remoteAddress) {
+                throw RoostError.addressNotAllowed
+            }
+            return try await system.principal(
+                password: password, client: clientKey(forAddress: request.remoteAddress))
+        }
         guard let secret = try Self.tokenSecret(in: request) else { return nil }
         let principal = try await accounts.authenticate(secret: secret)
         guard principal.isAdmin, let adminAllowed, !adminAllowed.contains(request.remoteAddress) else {
@@ -24,6 +39,20 @@ struct Authenticator: Sendable {
     /// The principal, or nil when the request has no valid token (for the session check and logout).
     func optionalPrincipal(for request: Request) async -> Principal? {
         try? await principal(for: request)
+    }
+
+    /// The user name and password of `Authorization: Basic`; nil without one, or for one that is
+    /// not base64 of UTF-8 `name:password`.
+    static func basicCredentials(in request: Request) -> (String, String)? {
+        guard let authorization = request.headers["Authorization"],
+            authorization.lowercased().hasPrefix("basic ")
+        else { return nil }
+        guard
+            let decoded = Data(
+                base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
     static func tokenSecret(in request: Request) throws -> String? {

@@ -107,6 +107,8 @@ public struct ServerConfiguration: Sendable {
     /// Client addresses served `/metrics` without an administrator's token (`--metrics-allow`);
     /// none by default.
     public var metricsAllowed = TrustedProxies()
+    /// FatFractal's system user's password (`--system-password-file`); nil: `system` never logs in.
+    public var systemPassword: String?
     /// Push notifications: the provider's sender (composed by `roost serve`) and the dispatcher's pacing.
     public var push = PushOptions()
     /// Mail: the SMTP sender (composed by `roost serve`), the sender address and password reset.

@@ -66,6 +66,14 @@ final class SharedDefinitionFollower: Sendable {
         return definition
     }
 
+    /// Stores a definition changed at runtime (`executeFFDL`) for every instance, then puts it in
+    /// force here; `install` has prepared it.
+    func publish(_ files: AppDefinitionFiles, definition: AppDefinition) async throws {
+        let stored = try await store.storeDefinition(files.bundle, at: Self.now())
+        revision.withLock { $0 = max($0, stored) }
+        definitions.replace(with: definition)
+    }
+
     /// Puts the stored definition in force if it is newer than the one here.
     private func catchUp(install: @Sendable (AppDefinition) async throws -> Void) async {
         do {

@@ -1,3 +1,5 @@
+import Foundation
+import RoostCore
 import RoostHTTP
 import RoostServer
 
@@ -37,6 +39,28 @@ extension ServeOption {
                     message: error.message.replacingOccurrences(
                         of: "--trusted-proxies", with: "--admin-allow"))
             }
+        },
+        ServeOption(
+            flag: "--system-password-file", variable: "ROOST_SYSTEM_PASSWORD_FILE", valueName: "PATH",
+            help:
+                "a file holding FatFractal's system user's password (16 to 1024 bytes; a final newline is not part of it): HTTP Basic as 'system' with it is an administrator (default none: system never logs in)"
+        ) {
+            guard let data = FileManager.default.contents(atPath: $1),
+                var password = String(data: data, encoding: .utf8)
+            else {
+                throw UsageError(message: "--system-password-file: cannot read '\($1)' as UTF-8 text")
+            }
+            while password.last == "\n" || password.last == "\r" { password.removeLast() }
+            guard
+                (SystemLogin.minimumPasswordBytes...SystemLogin.maximumPasswordBytes).contains(
+                    password.utf8.count)
+            else {
+                throw UsageError(
+                    message:
+                        "--system-password-file: the password must be \(SystemLogin.minimumPasswordBytes) to \(SystemLogin.maximumPasswordBytes) bytes long"
+                )
+            }
+            $0.systemPassword = password
         },
         ServeOption(
             flag: "--metrics-allow", variable: "ROOST_METRICS_ALLOW", valueName: "CIDR,...",

@@ -136,6 +136,9 @@ public struct AppDefinition: Sendable {
     public static let groupCollection = "FFUserGroup"
     /// Where the FatFractal dialect keeps grab bag memberships.
     public static let grabBagCollection = "FFGrabBagItem"
+    /// The `roost.json` text this definition was parsed from (nil when built in code): what a
+    /// runtime change (``FFDLChange``) starts from.
+    public internal(set) var sourceText: [UInt8]?
 
     public init() {}
 

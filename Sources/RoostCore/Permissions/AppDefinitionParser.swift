@@ -79,6 +79,7 @@ extension AppDefinition {
                 definition.collections[name] = try parseCollection(value, at: "collections.\(name)")
             }
         }
+        definition.sourceText = bytes
         return definition
     }
 

@@ -24,8 +24,11 @@ public struct FFDLImport: Sendable {
     public private(set) var definition = JSONObject()
     public private(set) var lines: [Line] = []
 
+    /// Collections a `DROP COLLECTION` removed (see ``FFDLChange``).
+    public internal(set) var droppedCollections: [String] = []
+
     private var settings = JSONObject()
-    private var collections = JSONObject()
+    var collections = JSONObject()
     private var origins: [JSONValue] = []
     private var handlers = JSONObject()
     private var extensions = JSONObject()
@@ -37,7 +40,10 @@ public struct FFDLImport: Sendable {
     public init(ffdl text: String) {
         var statement = ""
         var first = 0
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character: FatFractal's pages send it (gettingstarted's settings).
+        let rows = text.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, raw) in rows.enumerated() {
             let line = String(raw).trimmed(of: " \t\r")
             if statement.isEmpty {
                 if line.isEmpty || line.hasPrefix("#") { continue }
@@ -61,7 +67,7 @@ public struct FFDLImport: Sendable {
         if !extensions.isEmpty { definition["extensions"] = .object(extensions) }
     }
 
-    private mutating func record(
+    mutating func record(
         _ number: Int, _ text: String, _ outcome: Line.Outcome, _ reason: String, warning: String? = nil
     ) {
         lines.append(Line(number: number, text: text, outcome: outcome, reason: reason, warning: warning))
@@ -75,6 +81,8 @@ public struct FFDLImport: Sendable {
             setting(words, line: line, number: number)
         case "PERMIT":
             permit(words, line: line, number: number)
+        case "DROP" where keyword.count == 2:
+            drop(keyword[1], words, line: line, number: number)
         case "CREATE" where keyword.count == 2:
             switch keyword[1] {
             case "COLLECTION":
@@ -136,6 +144,10 @@ public struct FFDLImport: Sendable {
         let name = words[1]
         let values = Array(words.dropFirst(2))
         let lowered = name.lowercased()
+        if let reason = Self.systemUserSetting(lowered) {
+            return record(
+                number, lowered.contains("password") ? "SET \(name) <hidden>" : line, .notTranslated, reason)
+        }
         if ["password", "token", "key", "secret"].contains(where: { lowered.contains($0) }) {
             let hidden = "SET \(name) <hidden>"
             return record(
@@ -297,7 +309,7 @@ public struct FFDLImport: Sendable {
         return output + "\n"
     }
 
-    private static func write(_ value: JSONValue, indent: String, into output: inout String) {
+    static func write(_ value: JSONValue, indent: String, into output: inout String) {
         switch value {
         case .object(let object) where !object.isEmpty:
             output += "{\n"

@@ -2,7 +2,9 @@
 /// schemaless, so object schemas name Roost's metadata and allow any other member.
 enum OpenAPIComponents {
     /// Schemas kept in each area's file (`OpenAPIComponents+…` / `RouteDocumentation+…`), one line each.
-    static let areaSchemas = [refreshSchemas, mailSchemas, emailSchemas, signInSchemas, adminSchemas]
+    static let areaSchemas = [
+        refreshSchemas, mailSchemas, emailSchemas, signInSchemas, adminSchemas, metadataSchemas,
+    ]
     static let text = #"""
         {
           "securitySchemes": {

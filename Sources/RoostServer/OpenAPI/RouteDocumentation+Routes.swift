@@ -2,6 +2,7 @@ extension RouteDocumentation {
     /// Every route's description, by `METHOD pattern` as the router declares it. A route added
     /// without one fails `OpenAPITests` (and is listed with only its path in the document).
     static let byRoute: [String: RouteDocumentation] = coreRoutes.merging(mailRoutes) { core, _ in core }
+        .merging(metadataRoutes) { core, _ in core }
         .merging(refreshRoutes) { core, _ in core }.merging(signInRoutes) { core, _ in core }
         .merging(adminRoutes) { core, _ in core }.merging(emailRoutes) { core, _ in core }
 
