@@ -182,7 +182,7 @@ struct ScriptMailTests {
         #expect(capped["sent"] as? Int == 20)
         #expect(capped["statusCode"] as? Int == 429)
         #expect(capped["code"] as? String == "too_many_mails")
-        _ = try await MailWorld.messages(smtp, count: 20)
+        // (Delivery is not waited for: the bounds are the script's, whatever the mail server does.)
         // The hour's 25th message is the last one until the next hour.
         let second = try await world.client.send("POST", "/ff/ext/many?count=20")
         let hourly = try #require(second.json["result"] as? [String: Any], "\(second.text)")
@@ -192,7 +192,6 @@ struct ScriptMailTests {
         world.clock.advance(seconds: 3600)
         let later = try await world.client.send("POST", "/ff/ext/many?count=3")
         #expect((later.json["result"] as? [String: Any])?["sent"] as? Int == 3, "\(later.text)")
-        #expect(try await MailWorld.messages(smtp, count: 28).count == 28)
 
         let unconfigured = try await Self.world(nil)
         defer { Task { await unconfigured.server.stop() } }

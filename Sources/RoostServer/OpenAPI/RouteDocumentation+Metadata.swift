@@ -6,15 +6,13 @@ extension RouteDocumentation {
             summary:
                 "The app's collections, object types and FatFractal settings (strings \"true\"/\"false\"), as FatFractal.js's getFFDL reads them; administrators also get each collection's rules and the handlers and extensions",
             access: .open,
-            responses: [(200, "The metadata (in the dialect, as `result`).", .schema("AppMetadata"))],
-            errors: "FatFractalError"),
+            responses: [(200, "The metadata (in the dialect, as `result`).", .schema("AppMetadata"))]),
         "POST /ff/metadata": RouteDocumentation(
             tag: "scripts",
             summary:
                 "executeFFDL: carry out FFDL statements the import translates (CREATE COLLECTION, DROP COLLECTION, SET, PERMIT, CREATE HANDLER/EXTENSION), all or nothing, for every instance on a shared database (400 ffdl_unsupported, 400 ffdl_invalid, 413 body_too_large)",
             access: .administrator, requestBody: .schema("FFDLRequest"),
-            responses: [(200, "What became of each statement.", .schema("FFDLResult"))],
-            errors: "FatFractalError"),
+            responses: [(200, "What became of each statement.", .schema("FFDLResult"))]),
     ]
 }
 
