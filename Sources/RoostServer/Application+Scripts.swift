@@ -120,6 +120,7 @@ extension Application {
         // Half the pool: PRE and POST handlers and extensions keep the rest.
         options.concurrency = max(1, configuration.scripts.workers / 2)
         options.lease = AsyncDispatchOptions.lease(for: runtime.configuration)
+        let withholdsAdmin = configuration.adminAllowed != nil
         return AsyncHandlerDispatcher(
             outbox: storage.scriptOutbox, log: storage.changeLog, options: options,
             handlers: { [definitions] in definitions.definition.scripts.handlers },
@@ -134,6 +135,9 @@ extension Application {
                     guid != FatFractalScriptAPI.systemPrincipal.userGuid
                 {
                     actor = await accounts.refreshed(Principal(userGuid: guid, tokenId: "async-handler"))
+                    // The write's address is not kept: under `--admin-allow` an administrator's
+                    // ASYNC handlers run as an ordinary user's, whichever address wrote.
+                    if withholdsAdmin { actor = actor?.withholdingAdmin() }
                 }
                 let data = FatFractalWire.wireObject(object, mayEdit: { _, _, _ in true })
                 var context = JSONObject()

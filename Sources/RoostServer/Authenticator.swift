@@ -25,6 +25,12 @@ struct Authenticator: Sendable {
             if let adminAllowed, !adminAllowed.contains(request.remoteAddress) {
                 throw RoostError.addressNotAllowed
             }
+            // Tools send the system password (curl -u, DataImport), browsers never need to: a
+            // browser's request is refused, so no other site can ride on credentials a browser
+            // keeps (a cross-site form post to /ff/metadata, an <img> of an extension).
+            if request.headers["Origin"] != nil || request.headers["Sec-Fetch-Site"] != nil {
+                throw RoostError.systemFromBrowser
+            }
             return try await system.principal(
                 password: password, client: clientKey(forAddress: request.remoteAddress))
         }

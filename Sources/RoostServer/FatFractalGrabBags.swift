@@ -49,6 +49,14 @@ extension FatFractalDialect {
             )
             return await envelope(ErrorBoundary.render(error), request, session: nil, next: next)
         }
+        // A membership is no parent and no member: the dialect's own reads would pass its
+        // reservation and tell whether a computed membership exists.
+        if FatFractalWire.collectionName(parent) == Self.grabBagCollection
+            || FatFractalWire.collectionName(item) == Self.grabBagCollection
+        {
+            return await envelope(
+                ErrorBoundary.render(RoostError.collectionReserved), request, session: nil, next: next)
+        }
         let parentAnswer = await next.respond(to: Self.internalRequest(request, .get, parent))
         guard parentAnswer.status == 200, let document = Optional(parentAnswer.body),
             case .object(let object)? = try? JSONParser.parse(document)
@@ -95,6 +103,10 @@ extension FatFractalDialect {
         -> Response
     {
         // The bag is part of its parent: who may not read the parent gets the parent's answer.
+        if FatFractalWire.collectionName(parent) == Self.grabBagCollection {
+            return await envelope(
+                ErrorBoundary.render(RoostError.collectionReserved), request, session: nil, next: next)
+        }
         let parentAnswer = await next.respond(to: Self.internalRequest(request, .get, parent))
         guard parentAnswer.status == 200 else {
             return await envelope(parentAnswer, request, session: nil, next: next)

@@ -340,3 +340,62 @@ struct AdminAddressTests {
         #expect(usage.errorOutput.contains("--admin-allow"), "\(usage.errorOutput)")
     }
 }
+
+@Suite("Admin address allow-list: ASYNC handlers")
+struct AdminAddressAsyncTests {
+    static let counter = """
+        var ff = require('ffef/FatFractal');
+        exports.count = function () {
+            var order = ff.getEventHandlerData();
+            ff.createObjAtUrl({guid: 'c-' + order.guid, seen: ff.getArrayFromUri('/Secret').length}, '/Count');
+        };
+        """
+
+    @Test(
+        "under --admin-allow an administrator's ASYNC handler runs as an ordinary user (its address is not kept)"
+    )
+    func asyncHandlersOfAdministratorsRunAsOrdinaryUsers() async throws {
+        let directory = try await makeDataFolder()
+        let admin = try await runRoost(
+            ["users", "create", "dave", "--admin", "--data-dir", directory], input: "dave-password\n")
+        #expect(admin.status == 0, "\(admin.errorOutput)")
+        var definition = try AppDefinition.parse(
+            Array(
+                #"""
+                {"collections": {"Secret": {"rules": {"read": "createdBy eq @user.guid"}},
+                                 "Order": {"rules": {"create": "loggedIn"}}, "Count": {"rules": {"create": "loggedIn"}}}}
+                """#.utf8))
+        definition.scripts.modules = ["scripts/count": Self.counter]
+        definition.scripts.handlers = [
+            ScriptHandler(
+                name: "Count", collection: "Order", events: [.create], phase: .async,
+                entry: ScriptEntry(module: "scripts/count", function: "count"))
+        ]
+        let server = try await TestServer(dataDirectory: directory) { configuration in
+            configuration.appDefinition = definition
+            configuration.passwordHasher = PasswordHasher.cheapForTests()
+            configuration.adminAllowed = try? TrustedProxies("10.0.0.0/8")
+            configuration.loginLimits.registrationsPerAddress = testRegistrationsPerAddress
+        }
+        defer { Task { await server.stop() } }
+        _ = try await server.client.register("erin")
+        let erin = [("X-Token", try await server.client.login("erin"))]
+        for _ in 0..<3 {
+            #expect(
+                try await server.client.send("POST", "/ff/resources/Secret", json: "{}", headers: erin).status
+                    == 201)
+        }
+        let dave = [("X-Token", try await server.client.login("dave", password: "dave-password"))]
+        let order = try await server.client.send(
+            "POST", "/ff/resources/Order", json: #"{"guid":"o1"}"#, headers: dave)
+        #expect(order.status == 201, "\(order.text)")
+        var count: TestResponse?
+        #expect(
+            await eventually(within: 60) {
+                count = try? await server.client.send("GET", "/ff/resources/Count/c-o1")
+                return count?.status == 200
+            })
+        // As an administrator it would see erin's three secrets.
+        #expect(count?.json["seen"] as? Int == 0, "\(count?.text ?? "")")
+    }
+}

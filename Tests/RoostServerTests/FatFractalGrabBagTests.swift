@@ -102,6 +102,23 @@ import Testing
                 method, path, json: body ?? "{}", headers: [("X-Token", mallory.sessionId)])
             #expect(native.json["code"] as? String == "collection_reserved", "\(native.text)")
         }
+        // Nor finds them as back references of an item, with or without a token.
+        let annaGuid = anna.userGuid
+        for headers in [mallory.authHeaders, []] {
+            let back = try await server.client.ff(
+                "GET", "/ff/resources/FFUser/\(annaGuid)/BackReferences.FFGrabBagItem.item", nil, headers)
+            #expect(back.status == 403, "\(back.text)")
+            #expect(back.json["code"] as? String == "collection_reserved")
+        }
+        // Nor uses a membership as a bag's parent or member, which would tell whether one exists.
+        for (path, body) in [
+            ("/ff/resources/FFGrabBagItem/gbx/x", #"{"ffUrl":"\#(spamUrl)","AddOrRemove":"ADD"}"#),
+            (boardUrl + "/pinned", #"{"ffUrl":"/ff/resources/FFGrabBagItem/gbx","AddOrRemove":"ADD"}"#),
+        ] {
+            let probe = try await server.client.ff("POST", path, body, mallory.authHeaders)
+            #expect(probe.status == 403, "\(path): \(probe.text)")
+            #expect(probe.json["code"] as? String == "collection_reserved", "\(probe.text)")
+        }
         // Nor watches them come and go.
         let watched = try await server.client.send(
             "GET", "/ff/events?collection=FFGrabBagItem", headers: [("X-Token", mallory.sessionId)])

@@ -71,7 +71,8 @@ struct SystemUserTests {
                 answer.text
                     == #"{"status":401,"code":"invalid_credentials","message":"Invalid user name or password.","details":{}}"#
             )
-            #expect(answer.header("WWW-Authenticate") == #"Basic realm="roost", charset="UTF-8""#)
+            // Never a Basic challenge: no browser is asked for, nor keeps, the system password.
+            #expect(answer.header("WWW-Authenticate") == #"Bearer realm="roost""#)
         }
         // No session is issued for the system user: it sends its password with each request.
         let login = try await configured.client.ff(
@@ -84,6 +85,26 @@ struct SystemUserTests {
             "GET", "/ff/resources/Thing", headers: [MetadataApp.basic("alice", "whatever password")])
         #expect(other.status == 401)
         #expect(other.json["code"] as? String == "invalid_token")
+    }
+
+    @Test("a browser's request with the system password is refused (CSRF): Origin or Sec-Fetch-Site")
+    func browsersAreRefusedTheSystemUser() async throws {
+        let server = try await MetadataApp.makeServer()
+        defer { Task { await server.stop() } }
+        for header in [
+            ("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Site", "same-origin"),
+        ] {
+            let answer = try await server.client.send(
+                "POST", "/ff/metadata", json: #"{"ffdl":"SET AllowNewCollections false"}"#,
+                headers: [MetadataApp.basic(), header])
+            #expect(answer.status == 403, "\(header): \(answer.text)")
+            #expect(answer.json["code"] as? String == "forbidden")
+        }
+        let metadata = try await server.client.send("GET", "/ff/metadata", headers: [MetadataApp.basic()])
+        #expect(
+            (metadata.json["settings"] as? [String: Any])?["AllowNewCollections"] as? String == "true",
+            "\(metadata.text)")
     }
 
     @Test func guessingTheSystemPasswordIsThrottled() async throws {

@@ -46,11 +46,27 @@ public struct SystemLogin: Sendable {
             String(password.prefix(Self.maximumPasswordBytes)), against: passwordHash ?? accounts.decoyHash)
         guard valid, passwordHash != nil else {
             try await accounts.throttle.recordFailure(account: key, address: client)
-            throw RoostError.invalidBasicCredentials
+            // No Basic challenge: a browser that is never asked keeps no system password.
+            throw RoostError.invalidSystemCredentials
         }
         await accounts.throttle.recordSuccess(account: key)
         return .system
     }
+}
+
+extension RoostError {
+    /// A wrong system password (or none configured): login's refusal, challenged as Bearer, not
+    /// Basic, so that browsers never prompt for the system password nor keep it.
+    public static let invalidSystemCredentials = RoostError(
+        status: 401, code: .invalidCredentials, message: RoostError.invalidBasicCredentials.message,
+        headers: [ErrorHeader(name: "WWW-Authenticate", value: "Bearer realm=\"roost\"")])
+
+    /// The system password sent by a browser (an `Origin` or `Sec-Fetch-Site` header).
+    public static let systemFromBrowser = RoostError(
+        status: 403, code: .forbidden,
+        message:
+            "The system user is for tools such as curl -u system:… and data imports, not browsers: a request with Origin or Sec-Fetch-Site is refused. Log in as an administrator instead."
+    )
 }
 
 /// A system password the server cannot take.

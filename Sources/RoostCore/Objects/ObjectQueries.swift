@@ -62,6 +62,10 @@ extension ObjectService {
     ) async throws -> Page {
         try Self.validate(collection: collection)
         try Self.validate(collection: source)
+        // Memberships name their parents, readable or not: a bag is read through its parent.
+        if source == AppDefinition.grabBagCollection, caller?.isAdmin != true {
+            throw RoostError.collectionReserved
+        }
         guard let reference = FieldPath(components: field.components + ["ffUrl"]) else {
             throw RoostError.invalidParameter(
                 "field", "A back-reference field is a dotted path of at most 15 parts.")
