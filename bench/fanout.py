@@ -175,6 +175,9 @@ def run_server(kind, binary, count, rate, args):
         result["load"] = tally(deliveries, range(count), (writer.acks, writer.sent))
         result["unexpected"] = unexpected
 
+        if args.no_reconnect:
+            print(json.dumps(result, indent=1, default=str), file=sys.stderr, flush=True)
+            return result
         print(f"{kind}, {count} subscribers: forced reconnect ...", file=sys.stderr, flush=True)
         dropped = list(range(0, count, 10))
         writer = Writer(port, path, headers, id_field, rate, args.duration, proc.pid)
@@ -352,7 +355,7 @@ while the fan-out keeps up, the last third of the writes is delivered as fast as
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--roost", required=True)
-    parser.add_argument("--pocketbase", required=True)
+    parser.add_argument("--pocketbase", help="needed when --servers names pocketbase")
     parser.add_argument("--subscribers", default="100,1000", help="comma-separated N")
     parser.add_argument("--rate", default="50", help="creates per second: one, or one per N (comma-separated)")
     parser.add_argument("--duration", type=float, default=10, help="seconds of writes per phase")
@@ -362,6 +365,7 @@ def main():
     parser.add_argument("--sweep", default="5,10,20,35", help="Roost alone at the largest N at these rates ('' for none)")
     parser.add_argument("--results", default=os.path.join(bench.HERE, "RESULTS.md"))
     parser.add_argument("--no-results", action="store_true", help="print, do not rewrite RESULTS.md")
+    parser.add_argument("--no-reconnect", action="store_true", help="skip the forced-reconnect phase")
     parser.add_argument("--servers", default="roost,pocketbase",
                         help="which servers to measure (comma-separated); with one, RESULTS.md is not rewritten")
     args = parser.parse_args()
@@ -378,7 +382,8 @@ def main():
         for kind in ("roost", "pocketbase"):
             if kind in args.servers.split(","):
                 results[(kind, count)] = run_server(kind, getattr(args, kind), count, rates[count], args)
-    pb_version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
+    pb_version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip() \
+        if args.pocketbase else ""
     if args.no_results:
         args.results = os.devnull
     sweep_rows = sweep(args.roost, max(counts), [float(r) for r in args.sweep.split(",")], args) if args.sweep else []

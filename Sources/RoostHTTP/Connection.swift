@@ -1,6 +1,7 @@
 import CLibEvent
 import Dispatch
 import Glibc
+import RoostThreads
 
 /// One client connection: reads requests, hands each to the responder, writes the reply.
 ///
@@ -239,6 +240,9 @@ final class Connection: @unchecked Sendable {
             request: request, response: response, bytesSent: bytes.count,
             microseconds: RoostHTTP.elapsed(since: started, now: now) / 1000, loop: loop.index)
         write(bytes)
+        if DeliveryTrace.isEnabled, request.method == .post {
+            DeliveryTrace.record(.commitToAnswer, since: DeliveryTrace.lastCommit.load(ordering: .relaxed))
+        }
         var fileSent = true
         if let file = response.file, request.method != .head, let bev,
             let output = bufferevent_get_output(bev)

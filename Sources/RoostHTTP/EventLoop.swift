@@ -194,7 +194,27 @@ final class EventLoop: @unchecked Sendable {
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        guard let connection = Connection(fd: fd, remoteAddress: remoteAddress, loop: self) else {
+        // One loop's accept takes a whole burst of connections (the first awake drains the
+        // backlog): each goes to the loop holding the fewest, so long-lived ones (event streams)
+        // spread over the loops and their cores instead of one loop writing to most of them.
+        let target = server.loopForConnection(preferring: self)
+        target.held.add(1, ordering: .relaxed)
+        if target === self {
+            adopt(fd, remoteAddress: remoteAddress, client: client)
+        } else {
+            target.execute { target.adopt(fd, remoteAddress: remoteAddress, client: client) }
+        }
+    }
+
+    /// Connections this loop holds or has been handed and not yet taken.
+    let held = Atomic<Int>(0)
+
+    /// Takes a connection accepted (and admitted, its client's slot held) by this or another loop.
+    private func adopt(_ fd: Int32, remoteAddress: String, client: String?) {
+        preconditionInLoop()
+        guard !isDraining, let connection = Connection(fd: fd, remoteAddress: remoteAddress, loop: self)
+        else {
+            held.subtract(1, ordering: .relaxed)
             if let client { server.connectionsPerClient.release(client) }
             server.metrics.connectionClosed()
             close(fd)
@@ -208,6 +228,7 @@ final class EventLoop: @unchecked Sendable {
         preconditionInLoop()
         let id = ObjectIdentifier(connection)
         if connections.removeValue(forKey: id) != nil {
+            held.subtract(1, ordering: .relaxed)
             server.metrics.connectionClosed()
         }
         if let client = connectionClients.removeValue(forKey: id) {

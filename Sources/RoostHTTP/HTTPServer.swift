@@ -144,6 +144,21 @@ public final class HTTPServer: Sendable {
     /// The running loops; empty before start and after shutdown.
     var runningLoops: [EventLoop] { state.withLock { $0.loops } }
 
+    /// The loop holding the fewest connections: `preferred` (the one that accepted) unless
+    /// another holds fewer.
+    func loopForConnection(preferring preferred: EventLoop) -> EventLoop {
+        var best = preferred
+        var fewest = preferred.held.load(ordering: .relaxed)
+        for loop in runningLoops {
+            let held = loop.held.load(ordering: .relaxed)
+            if held < fewest { (best, fewest) = (loop, held) }
+        }
+        return best
+    }
+
+    /// Connections each loop holds or is about to take, in the loops' order.
+    var connectionsPerLoop: [Int] { runningLoops.map { $0.held.load(ordering: .relaxed) } }
+
     /// The port the server listens on, once started.
     public var port: Int { state.withLock { $0.port } }
 

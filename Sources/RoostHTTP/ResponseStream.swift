@@ -1,3 +1,4 @@
+import RoostThreads
 import Synchronization
 
 /// A response body produced over time, such as Server-Sent Events: a handler returns a
@@ -85,7 +86,11 @@ public final class ResponseStream: Sendable {
                 batch.add(piece, of: self, on: connection)
             } else {
                 connection.loop.streamWrites.append(
-                    [StreamWrite(connection: connection, stream: self, piece: piece)], on: connection.loop)
+                    [
+                        StreamWrite(
+                            connection: connection, stream: self, piece: piece, queued: StreamWrite.stamp())
+                    ],
+                    on: connection.loop)
             }
         }
         return outcome
@@ -222,6 +227,12 @@ public final class StreamWriteBatch {
 
     /// Hands every loop its writes, in the order they were added.
     public func flush() {
+        if DeliveryTrace.isEnabled {
+            let now = DeliveryTrace.now()
+            for index in loops.indices {
+                for write in loops[index].writes.indices { loops[index].writes[write].queued = now }
+            }
+        }
         for (loop, writes) in loops { loop.streamWrites.append(writes, on: loop) }
         loops = []
     }
@@ -231,6 +242,10 @@ struct StreamWrite: Sendable {
     let connection: Connection
     let stream: ResponseStream
     let piece: ResponseStream.Piece
+    /// When it was handed to its loop, while ``DeliveryTrace`` measures; 0 otherwise.
+    var queued: UInt64 = 0
+
+    static func stamp() -> UInt64 { DeliveryTrace.isEnabled ? DeliveryTrace.now() : 0 }
 }
 
 /// A loop's streamed writes, in the order they were sent: every piece for a stream goes through
@@ -259,7 +274,15 @@ final class StreamWriteQueue: Sendable {
             defer { state.scheduled = true }
             return !state.scheduled
         }
-        if schedule { loop.execute { [self] in drain(on: loop) } }
+        if schedule {
+            guard DeliveryTrace.isEnabled, let queued = writes.first?.queued else {
+                return loop.execute { [self] in drain(on: loop) }
+            }
+            loop.execute { [self] in
+                DeliveryTrace.record(.loopWake, since: queued)
+                drain(on: loop)
+            }
+        }
     }
 
     /// Writes a chunk (on the loop), and queues the next job when more wait.
@@ -275,7 +298,19 @@ final class StreamWriteQueue: Sendable {
             }
             return (chunk, state.scheduled)
         }
-        for write in chunk { write.connection.writeStreamed(write.piece, of: write.stream) }
+        if DeliveryTrace.isEnabled, let first = chunk.first {
+            DeliveryTrace.record(.handedOnToJob, since: first.queued)
+            DeliveryTrace.record(.writesPerJob, UInt64(chunk.count))
+            DeliveryTrace.wrote(onLoop: loop.index, count: chunk.count)
+            for write in chunk {
+                write.connection.writeStreamed(write.piece, of: write.stream)
+                DeliveryTrace.record(.handedOnToSocket, since: write.queued)
+                DeliveryTrace.record(
+                    .commitToSocket, since: DeliveryTrace.lastCommit.load(ordering: .relaxed))
+            }
+        } else {
+            for write in chunk { write.connection.writeStreamed(write.piece, of: write.stream) }
+        }
         if more { loop.execute { [self] in drain(on: loop) } }
     }
 }

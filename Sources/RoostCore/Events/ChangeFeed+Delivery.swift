@@ -1,5 +1,6 @@
 import RoostJSON
 import RoostStore
+import RoostThreads
 
 /// Deciding, for each change and stream, which event (if any) the stream's caller gets.
 extension ChangeFeed {
@@ -25,8 +26,9 @@ extension ChangeFeed {
     /// behind on reading; returns where each stream that is still open stands. Change by change,
     /// so each document is parsed once and only one is held parsed at a time; each change's sends
     /// go to the event loops together once every stream has been through it.
-    func deliver(_ batch: [Change], to ready: [Int], of streams: [Stream], trimmedThrough: Int64) -> [Outcome]
-    {
+    func deliver(
+        _ batch: [Change], to ready: [Int], of streams: [Stream], trimmedThrough: Int64, readAt: UInt64 = 0
+    ) -> [Outcome] {
         let definition = definitions.definition
         let writes = EventBatch()
         var gathered = 0
@@ -49,7 +51,10 @@ extension ChangeFeed {
                     )))
         }
         for change in batch {
-            defer { writes.flush() }
+            defer {
+                writes.flush()
+                if readAt != 0 { DeliveryTrace.record(.readToHandedOn, since: readAt) }
+            }
             var parsed: (before: JSONObject?, after: JSONObject?)?
             // Deciding and encoding an event is done once per viewer, not once per stream:
             // a thousand anonymous subscribers of a collection cost one. Neighbours are mostly

@@ -1,6 +1,7 @@
 import Foundation
 import RoostJSON
 import RoostStore
+import RoostThreads
 import Synchronization
 
 /// The bounds on realtime streams.
@@ -107,6 +108,7 @@ public final class ChangeFeed: Sendable {
 
     /// A commit may have appended entries: wakes the fan-out, when a stream listens.
     private func committed() {
+        if DeliveryTrace.isEnabled { DeliveryTrace.lastCommit.store(DeliveryTrace.now(), ordering: .relaxed) }
         if openStreams.load(ordering: .relaxed) > 0 { wake.yield() }
     }
 
@@ -117,6 +119,7 @@ public final class ChangeFeed: Sendable {
             return Array(state.streams.values)
         }
         for stream in streams { stream.sink.finish(Array(": the server is shutting down\n\n".utf8)) }
+        DeliveryTrace.dump()
         wake.finish()
         let running = tasks.withLock { tasks in
             defer { tasks = [] }
@@ -204,6 +207,14 @@ public final class ChangeFeed: Sendable {
     /// on reading is skipped (the others go on) and polled until it catches up or times out.
     private func fanOut() async {
         for await _ in wakes {
+            var tracedAt: UInt64 = 0
+            if DeliveryTrace.isEnabled {
+                let commit = DeliveryTrace.lastCommit.load(ordering: .relaxed)
+                if DeliveryTrace.lastWokenCommit.exchange(commit, ordering: .relaxed) != commit {
+                    DeliveryTrace.record(.commitToWoken, since: commit)
+                }
+                tracedAt = DeliveryTrace.now()
+            }
             while !Task.isCancelled {
                 if heartbeatDue.exchange(false, ordering: .relaxed) { sendHeartbeats() }
                 let (streams, trimmedThrough) = state.withLock {
@@ -224,12 +235,18 @@ public final class ChangeFeed: Sendable {
                 if let from = ready.lazy.map({ streams[$0].position }).min(),
                     var batch = await read(after: from)
                 {
+                    if tracedAt != 0 {
+                        DeliveryTrace.record(.wokenToRead, since: tracedAt)
+                        tracedAt = DeliveryTrace.now()
+                    }
                     // A change to a user or a group ends the round, so what follows is judged
                     // with the callers' current groups.
                     let membership = Self.firstMembershipChange(in: batch)
                     let full = isFull(batch)
                     if let membership { batch = Array(batch[...membership]) }
-                    let outcomes = deliver(batch, to: ready, of: streams, trimmedThrough: trimmedThrough)
+                    let outcomes = deliver(
+                        batch, to: ready, of: streams, trimmedThrough: trimmedThrough, readAt: tracedAt)
+                    tracedAt = 0
                     record(outcomes)
                     // Over the budget, the streams behind are cut once they stay behind: look
                     // again even when the log has nothing more.
