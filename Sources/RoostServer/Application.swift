@@ -100,12 +100,9 @@ public final class Application: Sendable {
         PushRoutes(service: push).register(in: routes)
         let mailDispatcher = Self.makeMailDispatcher(configuration, storage: storage, logger: logger)
         self.mailDispatcher = mailDispatcher
-        PasswordResetRoutes(
-            service: Self.makePasswordReset(configuration, storage: storage, dispatcher: mailDispatcher)
-        ).register(in: routes)
-        let emailAddresses = Self.makeEmailAddresses(
-            configuration, storage: storage, accounts: accounts, dispatcher: mailDispatcher)
-        EmailAddressRoutes(service: emailAddresses, authenticator: authenticator).register(in: routes)
+        let emailAddresses = Self.registerMailRoutes(
+            configuration, storage: storage, accounts: accounts, authenticator: authenticator,
+            dispatcher: mailDispatcher, in: routes)
         let scriptServices = ScriptServices(
             push: ScriptPush(service: push, definitions: definitions),
             mail: Self.makeScriptMail(configuration, storage: storage, dispatcher: mailDispatcher),

@@ -86,6 +86,22 @@ extension Application {
             logger: { [logger] line in logger.error(line) })
     }
 
+    /// The routes that send mail (password reset, e-mail verification and change); the e-mail
+    /// service, which registration also uses.
+    static func registerMailRoutes(
+        _ configuration: ServerConfiguration, storage: any Storage, accounts: AccountService,
+        authenticator: Authenticator, dispatcher: MailDispatcher?, in routes: APIRoutes
+    ) -> EmailAddressService {
+        PasswordResetRoutes(
+            service: makePasswordReset(configuration, storage: storage, dispatcher: dispatcher)
+        )
+        .register(in: routes)
+        let emailAddresses = makeEmailAddresses(
+            configuration, storage: storage, accounts: accounts, dispatcher: dispatcher)
+        EmailAddressRoutes(service: emailAddresses, authenticator: authenticator).register(in: routes)
+        return emailAddresses
+    }
+
     /// Scripts' `sendEmail`, when a mail server is configured: from the server's own address,
     /// under the app's name.
     static func makeScriptMail(
