@@ -124,7 +124,10 @@ import Testing
         let recorder = ChangeRecorder<Note>()
         let task = recorder.record(client.changes(of: Note.self))
         #expect(await server.openEventStreams(becomes: 1))
-        // Cut before any event: the stream's opening told the client where it started.
+        // Cut before any event, once the stream's opening (which tells the client where it
+        // started) is on its way to the client: before that the client has no position, and asked
+        // for changes from whenever its stream starts.
+        #expect(await eventually { proxy.hasSentToClients(": subscribed\n\n") })
         proxy.cut(refusingNew: true)
         #expect(await server.openEventStreams(becomes: 0))
         try await server.createNote("while away")

@@ -16,6 +16,8 @@ final class TCPProxy: @unchecked Sendable {
     private let upstreamPort: Int
     private var open: [Int32] = []
     private var refusing = false
+    /// The first bytes sent to clients (64 KiB at most), for tests to wait on what a client got.
+    private var toClients: [UInt8] = []
     /// The port clients connect to.
     let port: Int
 
@@ -91,7 +93,13 @@ final class TCPProxy: @unchecked Sendable {
                 lock.unlock()
             }
             Thread.detachNewThread { Self.pump(from: client, to: upstream, then: ended) }
-            Thread.detachNewThread { Self.pump(from: upstream, to: client, then: ended) }
+            Thread.detachNewThread {
+                Self.pump(from: upstream, to: client, then: ended) { [self] bytes in
+                    lock.lock()
+                    if toClients.count < 64 * 1024 { toClients += bytes.prefix(64 * 1024 - toClients.count) }
+                    lock.unlock()
+                }
+            }
         }
     }
 
@@ -111,7 +119,17 @@ final class TCPProxy: @unchecked Sendable {
     }
 
     /// Copies bytes one way until either side ends, then ends both directions.
-    private static func pump(from source: Int32, to destination: Int32, then ended: Countdown) {
+    /// Whether the bytes written to clients so far hold `text` (in the first 64 KiB).
+    func hasSentToClients(_ text: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: toClients, as: UTF8.self).contains(text)
+    }
+
+    private static func pump(
+        from source: Int32, to destination: Int32, then ended: Countdown,
+        forwarded: (ArraySlice<UInt8>) -> Void = { _ in }
+    ) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         copying: while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
@@ -126,6 +144,7 @@ final class TCPProxy: @unchecked Sendable {
                 guard written > 0 else { break copying }
                 sent += written
             }
+            forwarded(buffer[..<count])
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(destination, Int32(SHUT_RDWR))

@@ -226,6 +226,7 @@ struct ThreadPoolLifecycleTests {
 
     @Test("a thread retires after a job that asks it to, and the next job starts one in its place")
     func retiringThread() async throws {
+        let retired = DispatchSemaphore(value: 0)
         let made = Shared(0)
         let released = Shared(0)
         // The resource says whether its thread should retire after the job it just ran.
@@ -235,8 +236,19 @@ struct ThreadPoolLifecycleTests {
                 made.withLock { $0 += 1 }
                 return false
             },
-            releaseResource: { _, _ in released.withLock { $0 += 1 } })
+            releaseResource: { _, _ in
+                released.withLock { $0 += 1 }
+                retired.signal()
+            })
         try await pool.run { retiring in retiring = true }
+        // The thread retires after its job has answered: a job submitted before then is run by
+        // that last thread itself (none would start one in its place), so wait for the retirement.
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                retired.wait()
+                continuation.resume()
+            }
+        }
         try await pool.run { _ in }
         // A second resource is a second thread (comparing pthread_t proves nothing: a new thread
         // may reuse the handle of one that ended, and under load often did).
