@@ -169,7 +169,8 @@ import Testing
             let outcome = try await BrowserScript.run(
                 "cors_fetch.py",
                 [
-                    "--roost", "http://127.0.0.1:\(server.port)", "--token", token, "--guid", guid,
+                    // `=`: a token may begin with '-', which argparse would read as an option.
+                    "--roost", "http://127.0.0.1:\(server.port)", "--token=\(token)", "--guid", guid,
                     "--page-port", String(pagePort),
                 ])
         else { return }
