@@ -170,6 +170,36 @@ struct EmailVerificationTests {
         await smtp.stop()
     }
 
+    @Test("12 requests at once for one address send at most 3 mails: each is counted before it is judged")
+    func concurrentRequestsKeepTheAddressLimit() async throws {
+        let smtp = try await FakeSMTP.start()
+        let world = try await MailWorld.make(smtpURL: smtp.url, verification: .optional) {
+            $0.mail.email.perClient = 100
+        }
+        try await world.user("erin", email: "erin@example.com")
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<12 {
+                group.addTask { try await world.requestVerification("erin@example.com").status }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers == Array(repeating: 202, count: 12))
+        // Every mail there will be is queued by now: wait for the outbox to empty.
+        #expect(
+            await eventually {
+                (try? await world.client.send("GET", "/metrics"))?.text.contains(
+                    "\nroost_mail_queue_depth 0\n")
+                    == true
+            })
+        // At most the limit: requests that all count themselves before any is judged may all be
+        // over it (the registration's mail is one of the 3), never more than 3.
+        let sent = world.dispatcher?.metrics.sentCount ?? 0
+        #expect((1...3).contains(sent), "\(sent)")
+        #expect(smtp.messages.count == sent)
+        await world.server.stop()
+        await smtp.stop()
+    }
+
     @Test("bad bodies and no SMTP server: each with its status and code")
     func refusals() async throws {
         let bare = try await MailWorld.make(smtpURL: nil, verification: .optional)

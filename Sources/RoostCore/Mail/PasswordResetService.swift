@@ -83,6 +83,14 @@ public struct PasswordResetService: Sendable {
         try await failures.recordFailure(
             of: addressFull ? [clientKey] : [clientKey, addressKey], at: now, droppingThrough: since)
         guard !addressFull else { return }
+        // Judged again with this request counted: requests at once all read the counts before
+        // any recorded itself, and would all have passed.
+        let recounted = try await failures.failures(of: [clientKey, addressKey], after: since)
+        if let times = recounted[clientKey], times.count > options.perClient, let oldest = times.min() {
+            throw RoostError.tooManyResetRequests(
+                retryAfter: max(1, Int((oldest + options.window - now + 999) / 1000)))
+        }
+        guard (recounted[addressKey]?.count ?? 0) <= options.perAddress else { return }
         let token = Sodium.base64URL(Sodium.randomBytes(32))
         let id = guids.makeGuid()
         let link = options.resetURL.map { url in url + (url.contains("?") ? "&" : "?") + "token=" + token }
