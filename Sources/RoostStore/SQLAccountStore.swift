@@ -86,12 +86,15 @@ public final class SQLAccountStore<Database: SQLDatabase>: AccountStore {
             try connection.lock(.sessions, userGuid)
             try connection.run("UPDATE accounts SET password_hash = \(hash) WHERE user_guid = \(userGuid)")
             switch revoking {
-            case .none: break
+            case .none: return
             case .allExcept(let tokenId):
                 try connection.run("DELETE FROM tokens WHERE user_guid = \(userGuid) AND id <> \(tokenId)")
             case .all:
                 try connection.run("DELETE FROM tokens WHERE user_guid = \(userGuid)")
             }
+            // A new password ends the address changes asked for before it (perhaps by whoever
+            // knew the old one).
+            try connection.run("DELETE FROM email_tokens WHERE user_guid = \(userGuid) AND purpose = 'change'")
         }
     }
 

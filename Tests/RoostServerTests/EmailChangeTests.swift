@@ -90,6 +90,32 @@ struct EmailChangeTests {
         await smtp.stop()
     }
 
+    @Test("a password change ends the e-mail changes asked for before it")
+    func passwordChangesEndPendingChanges() async throws {
+        let smtp = try await FakeSMTP.start()
+        let world = try await MailWorld.make(smtpURL: smtp.url, verification: .off)
+        try await world.user("alice", email: "alice@old.example")
+        let session = try await world.client.login("alice")
+        #expect(try await world.requestChange(session, to: "thief@new.example").status == 202)
+        let link = try #require(
+            try await MailWorld.messages(smtp, count: 2).first {
+                $0["rcpt_tos"] as? [String] == ["thief@new.example"]
+            })
+        let token = try #require(MailWorld.token(in: link))
+        // Alice sees the notice and changes her password: the pending change dies with the old one.
+        let changed = try await world.client.send(
+            "POST", "/ff/password",
+            json: #"{"currentPassword":"correct horse","newPassword":"battery staple"}"#,
+            headers: [("X-Token", session)])
+        #expect(changed.status == 200 || changed.status == 204, "\(changed.text)")
+        let confirm = try await world.confirmChange(token)
+        #expect(confirm.status == 400)
+        #expect(confirm.json["code"] as? String == "invalid_email_token")
+        #expect(try await world.loginAnswer("alice@old.example", password: "battery staple").status == 200)
+        await world.server.stop()
+        await smtp.stop()
+    }
+
     @Test("a user name that is the address changes with it")
     func addressUserName() async throws {
         let smtp = try await FakeSMTP.start()

@@ -81,6 +81,7 @@ struct MailSQL: Sendable {
         try connection.run("DELETE FROM password_resets WHERE user_guid = \(user)")
         try connection.run("UPDATE accounts SET password_hash = \(passwordHash) WHERE user_guid = \(user)")
         try connection.run("DELETE FROM tokens WHERE user_guid = \(user)")
+        try connection.run("DELETE FROM email_tokens WHERE user_guid = \(user) AND purpose = 'change'")
         return user
     }
 
