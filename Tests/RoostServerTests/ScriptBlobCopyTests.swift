@@ -73,6 +73,23 @@ struct ScriptBlobCopyTests {
         return guid
     }
 
+    /// `extension` copying the photo of Celebrity `guid` for `token`'s user, who may not read it,
+    /// answers exactly as reading the Celebrity does: 404, the same code and message.
+    func expectRefusedAsRead(_ server: TestServer, _ extension: String, guid: String, by token: String)
+        async throws
+    {
+        let read = try await server.client.send(
+            "GET", "/ff/resources/Celebrity/\(guid)", headers: [("X-Token", token)])
+        #expect(read.status == 404)
+        let forged = try await server.client.send(
+            "POST", "/ff/ext/\(`extension`)?source=Celebrity/\(guid)/imageData", headers: [("X-Token", token)]
+        )
+        let refusal = try #require(forged.json["result"] as? [String: Any], "\(forged.text)")
+        #expect(refusal["statusCode"] as? Int == 404)
+        #expect(refusal["code"] as? String == read.json["code"] as? String)
+        #expect(refusal["message"] as? String == read.json["message"] as? String)
+    }
+
     @Test(
         "createObjAtUrl of an object with a photo gives the copy the photo, stored once; it outlives the original"
     )
@@ -121,15 +138,7 @@ struct ScriptBlobCopyTests {
         let mallory = try await server.client.register("mallory").json["token"] as! String
         let guid = try await celebrity(server, alice)
         // Mallory may not read alice's Celebrity: the same 404 as reading it.
-        let read = try await server.client.send(
-            "GET", "/ff/resources/Celebrity/\(guid)", headers: [("X-Token", mallory)])
-        #expect(read.status == 404)
-        let forged = try await server.client.send(
-            "POST", "/ff/ext/Forge?source=Celebrity/\(guid)/imageData", headers: [("X-Token", mallory)])
-        let refusal = try #require(forged.json["result"] as? [String: Any], "\(forged.text)")
-        #expect(refusal["statusCode"] as? Int == 404)
-        #expect(refusal["code"] as? String == read.json["code"] as? String)
-        #expect(refusal["message"] as? String == read.json["message"] as? String)
+        try await expectRefusedAsRead(server, "Forge", guid: guid, by: mallory)
         // Alice may read it, but firstName is no blob.
         let notABlob = try await server.client.send(
             "POST", "/ff/ext/Forge?source=Celebrity/\(guid)/firstName", headers: [("X-Token", alice)])
@@ -151,16 +160,7 @@ struct ScriptBlobCopyTests {
         let alice = try await server.client.register("alice").json["token"] as! String
         let mallory = try await server.client.register("mallory").json["token"] as! String
         let guid = try await celebrity(server, alice)
-        let read = try await server.client.send(
-            "GET", "/ff/resources/Celebrity/\(guid)", headers: [("X-Token", mallory)])
-        #expect(read.status == 404)
-        let forged = try await server.client.send(
-            "POST", "/ff/ext/ForgeAsSystem?source=Celebrity/\(guid)/imageData",
-            headers: [("X-Token", mallory)])
-        let refusal = try #require(forged.json["result"] as? [String: Any], "\(forged.text)")
-        #expect(refusal["statusCode"] as? Int == 404)
-        #expect(refusal["code"] as? String == read.json["code"] as? String)
-        #expect(refusal["message"] as? String == read.json["message"] as? String)
+        try await expectRefusedAsRead(server, "ForgeAsSystem", guid: guid, by: mallory)
         #expect(
             try await server.client.send("GET", "/ff/resources/TopCelebrity?total=true").json["total"] as? Int
                 == 0)
